@@ -1,0 +1,1 @@
+"""Bridges from CREATOR results to causal-learn, DoWhy, networkx and pgmpy."""

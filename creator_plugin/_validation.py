@@ -1,0 +1,149 @@
+"""Input validation shared by the estimator, the CLI and the adapters.
+
+Every check raises a ``ValueError`` or ``TypeError`` whose message names the
+argument and what was wrong, so users never see a numpy traceback from deep
+inside the algorithm.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["check_environments", "check_n_latent", "min_samples_per_environment"]
+
+
+def min_samples_per_environment(n_latent: int) -> int:
+    """Smallest number of rows an environment may have for ``n_latent`` latents.
+
+    ICA on ``d`` sources and the per-environment regressions of the pruning
+    step are meaningless with fewer than a handful of rows per dimension.
+    """
+    return max(10, 5 * n_latent)
+
+
+def _as_float_matrix(a, name: str) -> np.ndarray:
+    if isinstance(a, (str, bytes)) or a is None:
+        raise TypeError(f"{name} must be a 2-D numeric array, got {type(a).__name__}.")
+    if hasattr(a, "to_numpy"):
+        a = a.to_numpy()
+    arr = np.asarray(a)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must contain only numbers; got dtype {arr.dtype}."
+            ) from None
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real-valued; got complex dtype {arr.dtype}.")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}.")
+    # Always copy: the algorithm must never modify the caller's arrays.
+    arr = np.array(arr, dtype=float, copy=True)
+    if not np.all(np.isfinite(arr)):
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(np.isinf(arr).sum())
+        raise ValueError(
+            f"{name} contains non-finite values ({n_nan} NaN, {n_inf} inf); "
+            "remove or impute them before fitting."
+        )
+    return arr
+
+
+def check_n_latent(n_latent, n_features: int | None = None) -> int:
+    """Validate ``n_latent`` (an integer ``1 <= n_latent <= n_features``)."""
+    if isinstance(n_latent, bool) or not isinstance(n_latent, numbers.Integral):
+        raise TypeError(f"n_latent must be an integer, got {n_latent!r}.")
+    n_latent = int(n_latent)
+    if n_latent < 1:
+        raise ValueError(f"n_latent must be >= 1, got {n_latent}.")
+    if n_features is not None and n_latent > n_features:
+        raise ValueError(
+            f"n_latent={n_latent} exceeds the number of observed features p={n_features}; "
+            "CREATOR needs p >= n_latent (the mixing H must have full column rank)."
+        )
+    return n_latent
+
+
+def check_environments(
+    X,
+    environments=None,
+    *,
+    n_latent: int | None = None,
+    name: str = "X_list",
+) -> list[np.ndarray]:
+    """Turn user input into a list of K validated float arrays ``(n_k, p)``.
+
+    Parameters
+    ----------
+    X : list of array-like or array-like
+        Either a list of K arrays ``(n_k, p)`` or, when ``environments`` is
+        given, one array ``(n, p)``.
+    environments : array-like of shape (n,), optional
+        Environment label of every row of ``X``.
+    n_latent : int, optional
+        If given, also check ``n_latent <= p`` and that every environment has
+        enough rows.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    list of ndarray
+        Fresh float copies; the caller's arrays are never modified.
+    """
+    if environments is not None:
+        data = _as_float_matrix(X, "X")
+        labels = np.asarray(environments)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]
+        if labels.ndim != 1 or labels.shape[0] != data.shape[0]:
+            raise ValueError(
+                f"environments must be a vector with one label per row of X "
+                f"({data.shape[0]} rows); got shape {labels.shape}."
+            )
+        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+            raise ValueError("environments contains NaN or inf labels.")
+        uniq = np.unique(labels)
+        X_list = [data[labels == u] for u in uniq]
+        env_name = "environment with label {}"
+        env_ids = list(uniq)
+    else:
+        if isinstance(X, np.ndarray) or hasattr(X, "to_numpy"):
+            raise TypeError(
+                f"{name} must be a list of K arrays (one per environment); got a single "
+                "array. Pass a list, or pass environments=labels."
+            )
+        if not isinstance(X, Sequence) or isinstance(X, (str, bytes)):
+            raise TypeError(f"{name} must be a list of K 2-D arrays, got {type(X).__name__}.")
+        X_list = [_as_float_matrix(x, f"{name}[{k}]") for k, x in enumerate(X)]
+        env_name = name + "[{}]"
+        env_ids = list(range(len(X_list)))
+
+    if len(X_list) < 2:
+        raise ValueError(
+            f"CREATOR needs at least 2 environments; got {len(X_list)}. "
+            "The method identifies the graph from how weights change across environments."
+        )
+    p_set = {x.shape[1] for x in X_list}
+    if len(p_set) != 1:
+        shapes = ", ".join(f"{env_name.format(e)}: p={x.shape[1]}" for e, x in zip(env_ids, X_list))
+        raise ValueError(f"All environments must have the same number of columns; got {shapes}.")
+    p = X_list[0].shape[1]
+    if p < 1:
+        raise ValueError(f"{name} has no columns.")
+    if n_latent is not None:
+        check_n_latent(n_latent, p)
+        need = min_samples_per_environment(n_latent)
+        for e, x in zip(env_ids, X_list):
+            if x.shape[0] < need:
+                raise ValueError(
+                    f"{env_name.format(e)} has {x.shape[0]} rows; at least {need} are needed "
+                    f"for n_latent={n_latent} (ICA and the per-environment regressions)."
+                )
+    return X_list
