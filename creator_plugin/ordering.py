@@ -57,18 +57,26 @@ def ica_directions(
     """
     _, _, vt = np.linalg.svd(R, full_matrices=False)
     basis = vt[:m].T  # (d, m)
+    # Deterministic signs (largest entry positive) so that the ICA start, and
+    # hence the result, does not depend on the SVD's arbitrary sign choices.
+    basis = basis * np.sign(basis[np.argmax(np.abs(basis), axis=0), np.arange(m)])
     if m == 1:
         return basis, True
     U = R @ basis
+    # Whiten with the Cholesky factor (unique, no sign choices) and start FastICA
+    # from a seeded matrix: the result is then a deterministic function of the
+    # data, equivariant to linear reparametrisations of the reduced coordinates.
+    chol = np.linalg.cholesky(np.cov(U, rowvar=False))
+    white = np.linalg.inv(chol).T  # U @ white has identity covariance
+    w_init = np.random.default_rng(random_state).standard_normal((m, m))
     ica = FastICA(
-        n_components=m, whiten="unit-variance", max_iter=max_iter, tol=tol, fun=fun,
-        random_state=random_state,
+        n_components=m, whiten=False, max_iter=max_iter, tol=tol, fun=fun, w_init=w_init,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        ica.fit(U)
+        ica.fit((U - U.mean(axis=0)) @ white)
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    dirs = basis @ ica.components_.T
+    dirs = basis @ white @ ica.components_.T
     dirs /= np.linalg.norm(dirs, axis=0, keepdims=True)
     return dirs, converged
 
@@ -133,7 +141,10 @@ def topological_ordering(
             ica_dirs.append(dirs)
         candidates = np.hstack(ica_dirs)
         scores = score_fn(R_list, candidates, ica_dirs, rng=rng, **(scorer_options or {}))
-        best = int(np.argmin(scores))
+        # Ties up to rounding (e.g. the last step, where every candidate extracts
+        # the same rank-one residual) go to the first candidate, so results do
+        # not hinge on floating-point noise.
+        best = int(np.flatnonzero(scores <= scores.min() + 1e-9 * max(1.0, scores.min()))[0])
         alpha = candidates[:, best]
         alphas[:, i] = alpha
         for k in range(K):

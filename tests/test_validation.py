@@ -1,0 +1,125 @@
+"""Every bad input raises a clear error naming the argument."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from creator_plugin import CREATOR, IdentifiabilityWarning, simulate
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate(3, 3, 300, n_features=4, random_state=0)
+
+
+def test_nan(sim):
+    X = [x.copy() for x in sim.X]
+    X[1][5, 2] = np.nan
+    with pytest.raises(ValueError, match=r"X_list\[1\].*non-finite.*1 NaN"):
+        CREATOR(3).fit(X)
+
+
+def test_inf(sim):
+    X = [x.copy() for x in sim.X]
+    X[0][0, 0] = np.inf
+    with pytest.raises(ValueError, match=r"X_list\[0\].*1 inf"):
+        CREATOR(3).fit(X)
+
+
+def test_non_numeric(sim):
+    X = [x.astype(object) for x in sim.X]
+    X[2][0, 0] = "abc"
+    with pytest.raises(TypeError, match=r"X_list\[2\].*numbers"):
+        CREATOR(3).fit(X)
+
+
+def test_single_array_without_labels(sim):
+    with pytest.raises(TypeError, match="list of K arrays"):
+        CREATOR(3).fit(sim.X[0])
+
+
+def test_fewer_than_two_environments(sim):
+    with pytest.raises(ValueError, match="at least 2 environments"):
+        CREATOR(3).fit(sim.X[:1])
+    X, _ = sim.stacked()
+    with pytest.raises(ValueError, match="at least 2 environments"):
+        CREATOR(3).fit(X, environments=np.zeros(len(X)))
+
+
+def test_different_p(sim):
+    X = [sim.X[0], sim.X[1][:, :3], sim.X[2]]
+    with pytest.raises(ValueError, match="same number of columns"):
+        CREATOR(3).fit(X)
+
+
+def test_wrong_dimensionality(sim):
+    with pytest.raises(ValueError, match=r"X_list\[0\] must be 2-D"):
+        CREATOR(3).fit([sim.X[0][:, 0], sim.X[1]])
+
+
+def test_too_few_rows(sim):
+    X = [sim.X[0][:8], sim.X[1], sim.X[2]]
+    with pytest.raises(ValueError, match=r"X_list\[0\] has 8 rows; at least 15"):
+        CREATOR(3).fit(X)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 5])
+def test_n_latent_out_of_range(sim, bad):
+    with pytest.raises(ValueError, match="n_latent"):
+        CREATOR(bad).fit(sim.X)
+
+
+def test_n_latent_not_integer(sim):
+    with pytest.raises(TypeError, match="n_latent must be an integer"):
+        CREATOR(2.5).fit(sim.X)
+
+
+def test_rank_deficient(sim):
+    X = [np.column_stack([x[:, 0], x[:, 0], 2 * x[:, 0], x[:, 1]]) for x in sim.X]
+    with pytest.raises(ValueError, match="rank deficient"):
+        CREATOR(3).fit(X)
+
+
+def test_environment_labels_wrong_length(sim):
+    X, labels = sim.stacked()
+    with pytest.raises(ValueError, match="environments must be a vector"):
+        CREATOR(3).fit(X, environments=labels[:-1])
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"scorer": "mi"}, "scorer must be one of"),
+        ({"pruning": "lasso"}, "pruning must be one of"),
+        ({"prune_threshold": -1.0}, "prune_threshold"),
+        ({"ica_fun": "tanh"}, "ica_fun"),
+        ({"ica_max_iter": 0}, "ica_max_iter"),
+    ],
+)
+def test_bad_parameters(sim, kw, match):
+    with pytest.raises(ValueError, match=match):
+        CREATOR(3, **kw).fit(sim.X)
+
+
+def test_fewer_environments_than_latents_warns():
+    sim = simulate(4, 2, 500, random_state=1)
+    with pytest.warns(IdentifiabilityWarning, match="K=2"):
+        CREATOR(4, random_state=0).fit(sim.X)
+
+
+def test_no_identifiability_warning_when_enough_environments():
+    sim = simulate(3, 4, 1000, edge_prob=0.3, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdentifiabilityWarning)
+        CREATOR(3, random_state=0).fit(sim.X)
+
+
+def test_transform_checks_columns(sim):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CREATOR(3, random_state=0).fit(sim.X)
+    with pytest.raises(ValueError, match="X has 3 columns; the model expects 4"):
+        model.transform(sim.X[0][:, :3])
+    with pytest.raises(ValueError, match="L has 2 columns; the model expects 3"):
+        model.inverse_transform(np.zeros((2, 2)))
