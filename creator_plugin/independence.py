@@ -150,23 +150,37 @@ def hsic_rff_scores(
     ica_dirs=None,
     *,
     rng: np.random.Generator | None = None,
-    n_features: int = 32,
+    n_features: int = 16,
     **_,
 ) -> np.ndarray:
-    """Random-Fourier-feature HSIC score of every candidate, vectorised, O(n)."""
+    """Random-Fourier-feature HSIC score of every candidate, vectorised, O(n).
+
+    The residual is expressed in an orthonormal basis of its column space
+    (``m = rank(R)`` columns instead of d), and all candidates and residual
+    columns of an environment are processed at once: memory is
+    ``O(n * n_cand * m * n_features)``, linear in n.
+    """
     rng = np.random.default_rng(0) if rng is None else rng
     omega = rng.standard_normal(n_features)
     phase = rng.uniform(0, 2 * np.pi, n_features)
     scores = np.zeros(candidates.shape[1])
     for R in R_list:
-        S = R @ candidates  # (n, n_cand)
         n = R.shape[0]
-        fs = _rff(S, omega, phase)  # (n, n_cand, D)
-        for c in range(candidates.shape[1]):
-            res = _residual_columns(R, S[:, c])
-            fr = _rff(res, omega, phase)  # (n, q, D)
-            cross = np.einsum("nd,nqe->qde", fs[:, c], fr) / n
-            scores[c] += np.sum(cross**2)
+        _, sv, vt = np.linalg.svd(R, full_matrices=False)
+        m = int(np.sum(sv > 1e-8 * sv[0]))
+        candidates_m = vt[:m] @ candidates
+        R = R @ vt[:m].T
+        S = R @ candidates_m  # (n, c)
+        beta = (R.T @ S) / np.maximum(np.sum(S * S, axis=0), _EPS)  # (m, c)
+        res = R[:, None, :] - S[:, :, None] * beta.T[None, :, :]  # (n, c, m)
+        var = res.var(axis=0)  # (c, d)
+        keep = var > 1e-10 * max(R.var(axis=0).max(), _EPS)
+        fs = _rff(S, omega, phase)  # (n, c, D)
+        fr = _rff(res.reshape(n, -1), omega, phase).reshape(n, *res.shape[1:], -1)
+        c, q, D = fr.shape[1], fr.shape[2], fr.shape[3]
+        cross = np.matmul(fs.transpose(1, 2, 0), fr.reshape(n, c, q * D).transpose(1, 0, 2))
+        cross = (cross / n).reshape(c, D, q, D)
+        scores += np.sum(np.sum(cross**2, axis=(1, 3)) * keep, axis=1)
     return scores
 
 

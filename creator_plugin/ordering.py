@@ -89,6 +89,36 @@ def _residualise(X_red: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return X_red - Z @ coef
 
 
+def _refine_choice(
+    R_list: list[np.ndarray], candidates: np.ndarray, best: int, rng: np.random.Generator,
+    min_corr2: float = 0.9,
+) -> int:
+    """Index of the best estimate of the winning source among all environments.
+
+    Every environment contributes an ICA estimate of the winning source; the
+    consistency score tells which source is a root but not which estimate of
+    it is the most precise. Candidates whose projection correlates with the
+    winner's (corr^2 > ``min_corr2`` pooled over environments) are compared
+    by the linear-time RFF-HSIC score and the smallest wins.
+    """
+    from .independence import hsic_rff_scores
+
+    num = np.zeros(candidates.shape[1])
+    den_c = np.zeros(candidates.shape[1])
+    den_w = 0.0
+    for R in R_list:
+        sigma = R.T @ R
+        num += candidates.T @ sigma @ candidates[:, best]
+        den_c += np.einsum("ic,ij,jc->c", candidates, sigma, candidates)
+        den_w += candidates[:, best] @ sigma @ candidates[:, best]
+    corr2 = num**2 / np.maximum(den_c * den_w, 1e-300)
+    same = np.flatnonzero(corr2 > min_corr2)
+    if same.size <= 1:
+        return best
+    scores = hsic_rff_scores(R_list, candidates[:, same], rng=rng)
+    return int(same[np.argmin(scores)])
+
+
 def topological_ordering(
     X_red: list[np.ndarray],
     *,
@@ -98,6 +128,7 @@ def topological_ordering(
     ica_tol: float = 1e-5,
     ica_fun: str = "logcosh",
     scorer_options: dict | None = None,
+    refine: bool = True,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -113,6 +144,10 @@ def topological_ordering(
         Passed to :class:`sklearn.decomposition.FastICA`.
     scorer_options : dict, optional
         Extra keyword arguments for the scorer.
+    refine : bool, default=True
+        Among the candidates (one per environment) that extract the same
+        source as the winner, keep the one that is most independent of its
+        regression residuals by the random-Fourier-feature HSIC.
 
     Returns
     -------
@@ -146,6 +181,9 @@ def topological_ordering(
         # not hinge on floating-point noise.
         best = int(np.flatnonzero(scores <= scores.min() + 1e-9 * max(1.0, scores.min()))[0])
         alpha = candidates[:, best]
+        if refine and m > 1 and scorer != "hsic":
+            best = _refine_choice(R_list, candidates, best, rng)
+            alpha = candidates[:, best]
         alphas[:, i] = alpha
         for k in range(K):
             noises[k][:, i] = R_list[k] @ alpha
