@@ -151,6 +151,7 @@ def hsic_rff_scores(
     *,
     rng: np.random.Generator | None = None,
     n_features: int = 16,
+    max_samples: int | None = 5000,
     **_,
 ) -> np.ndarray:
     """Random-Fourier-feature HSIC score of every candidate, vectorised, O(n).
@@ -158,13 +159,17 @@ def hsic_rff_scores(
     The residual is expressed in an orthonormal basis of its column space
     (``m = rank(R)`` columns instead of d), and all candidates and residual
     columns of an environment are processed at once: memory is
-    ``O(n * n_cand * m * n_features)``, linear in n.
+    ``O(n * n_cand * m * n_features)``, linear in n, and at most
+    ``max_samples`` rows per environment (a seeded random subset) are used,
+    so the cost stops growing beyond that.
     """
     rng = np.random.default_rng(0) if rng is None else rng
     omega = rng.standard_normal(n_features)
     phase = rng.uniform(0, 2 * np.pi, n_features)
     scores = np.zeros(candidates.shape[1])
     for R in R_list:
+        if max_samples is not None and R.shape[0] > max_samples:
+            R = R[np.sort(rng.choice(R.shape[0], max_samples, replace=False))]
         n = R.shape[0]
         _, sv, vt = np.linalg.svd(R, full_matrices=False)
         m = int(np.sum(sv > 1e-8 * sv[0]))
