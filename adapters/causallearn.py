@@ -1,0 +1,306 @@
+"""causal-learn bridge: a ``cdnod``-style search function and graph conversions.
+
+:func:`creator` runs CREATOR with causal-learn's calling convention (one data
+array plus an environment-index column) and returns a :class:`CreatorGraph`,
+a subclass of causal-learn's ``CausalGraph`` whose ``G`` is a genuine
+``GeneralGraph`` over the latent nodes. :func:`to_general_graph` and
+:func:`general_graph_to_adjacency` convert between adjacency matrices
+(``[i, j] == 1`` iff ``i -> j``, this project's convention) and causal-learn
+graphs, so causal-learn's own ``SHD`` class and ``GraphUtils.to_pydot`` work.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+
+import networkx as nx
+import numpy as np
+from causallearn.graph.GeneralGraph import GeneralGraph
+from causallearn.graph.GraphClass import CausalGraph
+from causallearn.graph.GraphNode import GraphNode
+from causallearn.graph.NodeType import NodeType
+from causallearn.utils.GraphUtils import GraphUtils
+
+from creator_plugin import CREATOR
+
+from ._common import check_node_names, document_latents, resolve_estimator, resolve_names
+
+__all__ = [
+    "CreatorGraph",
+    "creator",
+    "to_general_graph",
+    "general_graph_to_adjacency",
+    "general_graph_to_networkx",
+    "to_pydot",
+]
+
+
+def _check_adjacency(adjacency) -> np.ndarray:
+    A = np.asarray(adjacency)
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"adjacency must be a square (d, d) matrix; got shape {A.shape}.")
+    if not np.all(np.isfinite(A.astype(float))):
+        raise ValueError("adjacency contains non-finite entries.")
+    A = (A != 0).astype(int)
+    if np.any(np.diag(A)):
+        raise ValueError("adjacency has self-loops (non-zero diagonal).")
+    if not nx.is_directed_acyclic_graph(nx.from_numpy_array(A, create_using=nx.DiGraph)):
+        raise ValueError("adjacency is not acyclic; CREATOR graphs are DAGs.")
+    return A
+
+
+def to_general_graph(
+    adjacency, node_names: Sequence[str] | None = None, *, latent: bool = True
+) -> GeneralGraph:
+    """Build a causal-learn ``GeneralGraph`` from an adjacency matrix.
+
+    Parameters
+    ----------
+    adjacency : array-like (d, d)
+        ``[i, j] != 0`` iff ``i -> j`` (this project's convention; note that
+        lingam-style ``adjacency_matrix_`` is the transpose). Must be a DAG.
+    node_names : list of str, optional
+        Node names, default ``L1..Ld``.
+    latent : bool, default=True
+        Mark the nodes ``NodeType.LATENT`` (as causal-learn's ``GIN`` does).
+
+    Returns
+    -------
+    GeneralGraph
+        A fresh graph; edge ``i -> j`` is encoded as causal-learn does:
+        ``G.graph[i, j] == -1`` (tail) and ``G.graph[j, i] == 1`` (arrow).
+    """
+    A = _check_adjacency(adjacency)
+    d = A.shape[0]
+    names = [f"L{i + 1}" for i in range(d)] if node_names is None else node_names
+    names = check_node_names(names, d)
+    nodes = []
+    for name in names:
+        node = GraphNode(name)
+        node.set_node_type(NodeType.LATENT if latent else NodeType.MEASURED)
+        nodes.append(node)
+    G = GeneralGraph(list(nodes))
+    for i, j in np.argwhere(A):
+        G.add_directed_edge(nodes[i], nodes[j])
+    return G
+
+
+def general_graph_to_adjacency(G: GeneralGraph) -> tuple[np.ndarray, list[str]]:
+    """Adjacency matrix (``[i, j] == 1`` iff ``i -> j``) and node names of a DAG.
+
+    Parameters
+    ----------
+    G : GeneralGraph
+        A causal-learn graph whose edges are all directed (``i -> j`` iff
+        ``G.graph[i, j] == -1 and G.graph[j, i] == 1``).
+
+    Returns
+    -------
+    adjacency : ndarray (d, d) of int
+    names : list of str
+        Node names in the order of ``G.get_nodes()``.
+
+    Raises
+    ------
+    ValueError
+        If ``G`` has undirected, bidirected or partially oriented edges.
+    """
+    if not isinstance(G, GeneralGraph):
+        raise TypeError(f"G must be a causal-learn GeneralGraph; got {type(G).__name__}.")
+    M = np.asarray(G.graph)
+    names = [n.get_name() for n in G.get_nodes()]
+    directed = (M == -1) & (M.T == 1)
+    other = (M != 0) & ~directed & ~directed.T
+    if np.any(other):
+        i, j = map(int, np.argwhere(other)[0])
+        raise ValueError(
+            f"Edge between {names[i]} and {names[j]} is not directed (endpoints "
+            f"{M[i, j]}, {M[j, i]}); only fully directed graphs convert to an adjacency matrix."
+        )
+    return directed.astype(int), names
+
+
+def general_graph_to_networkx(G: GeneralGraph) -> nx.DiGraph:
+    """A directed causal-learn graph as an ``nx.DiGraph`` keyed by node name.
+
+    Node attribute ``node_type`` holds the causal-learn ``NodeType`` name
+    (e.g. ``"LATENT"``).
+    """
+    A, names = general_graph_to_adjacency(G)
+    g = nx.DiGraph()
+    for node in G.get_nodes():
+        g.add_node(node.get_name(), node_type=str(node.get_node_type()))
+    g.add_edges_from((names[i], names[j]) for i, j in np.argwhere(A))
+    return g
+
+
+@document_latents
+class CreatorGraph(CausalGraph):
+    """Result of :func:`creator`, usable where causal-learn's ``CausalGraph`` is.
+
+    Attributes
+    ----------
+    G : GeneralGraph
+        The recovered DAG over the latent nodes (``NodeType.LATENT``), in
+        causal-learn's encoding.
+    node_names : list of str
+        Names of the latent nodes, in discovery (topological) order.
+    latents : ndarray (n, d)
+        Recovered latent features of every row of ``data``, in ``data``'s row
+        order (``latents[:, i]`` is node ``node_names[i]``).
+    estimator : CREATOR
+        The fitted estimator (graph, per-environment weights, encoder and
+        decoder).
+    environments : ndarray (n,)
+        Environment label of every row (the flattened ``c_indx``).
+    causal_order : list of int
+        A topological order of the nodes.
+    elapsed : float
+        Wall time of the fit in seconds.
+
+    Notes
+    -----
+    Unlike ``cdnod``, the environment index is not added as a node: it is the
+    input that makes the latent graph identifiable, not a variable of it.
+    """
+
+    def __init__(
+        self,
+        estimator: CREATOR,
+        latents: np.ndarray,
+        environments: np.ndarray,
+        node_names: Sequence[str] | None = None,
+        elapsed: float = float("nan"),
+    ):
+        est = resolve_estimator(estimator)
+        names = (
+            [f"L{i + 1}" for i in range(est.n_latent)]
+            if node_names is None
+            else check_node_names(node_names, est.n_latent)
+        )
+        super().__init__(est.n_latent, names)
+        self.G = to_general_graph(est.adjacency_matrix_, names, latent=True)
+        self.node_names = names
+        self.latents = latents
+        self.estimator = est
+        self.environments = environments
+        self.causal_order = list(est.causal_order_)
+        self.elapsed = elapsed
+
+    @property
+    def adjacency_matrix(self) -> np.ndarray:
+        """Copy of the recovered adjacency, ``[i, j] == 1`` iff ``i -> j``."""
+        return np.array(self.estimator.adjacency_matrix_, copy=True)
+
+    def __repr__(self) -> str:
+        edges = [f"{self.node_names[i]} -> {self.node_names[j]}"
+                 for i, j in np.argwhere(self.estimator.adjacency_matrix_)]
+        return (
+            f"CreatorGraph(nodes={self.node_names}, edges={edges}, "
+            f"environments={self.estimator.n_environments_})"
+        )
+
+
+@document_latents
+def creator(
+    data,
+    c_indx,
+    n_latent: int,
+    node_names: Sequence[str] | None = None,
+    show_progress: bool = True,
+    random_state=None,
+    **estimator_kwargs,
+) -> CreatorGraph:
+    """Run CREATOR with causal-learn's calling convention (like ``cdnod``).
+
+    Parameters
+    ----------
+    data : array-like (n, p)
+        Observations of all environments stacked.
+    c_indx : array-like (n, 1) or (n,)
+        Environment index of every row (any hashable labels). Unlike
+        ``cdnod``, it is not added to the graph as a node.
+    n_latent : int
+        Number of latent features d.
+    node_names : list of str, optional
+        Names of the d latent nodes, default ``L1..Ld``. (They name latent
+        features, not columns of ``data``.)
+    show_progress : bool, default=True
+        Print a one-line start and summary message to stderr.
+    random_state : int, Generator or None
+        Seed of the fit.
+    **estimator_kwargs
+        Further :class:`creator_plugin.CREATOR` parameters (``scorer``,
+        ``pruning``, ``prune_threshold``, ...).
+
+    Returns
+    -------
+    CreatorGraph
+        ``.G`` the causal-learn ``GeneralGraph`` over the latent nodes,
+        ``.latents`` the ``(n, d)`` features in ``data``'s row order,
+        ``.estimator`` the fitted :class:`CREATOR`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from creator_plugin import simulate
+    >>> from creator_plugin.adapters.causallearn import creator
+    >>> sim = simulate(n_latent=3, n_environments=4, n_samples=500, random_state=1)
+    >>> data, env = sim.stacked()
+    >>> cg = creator(data, env[:, None], n_latent=3, show_progress=False, random_state=0)
+    >>> [n.get_name() for n in cg.G.get_nodes()]
+    ['L1', 'L2', 'L3']
+    """
+    c = np.asarray(c_indx)
+    if c.ndim == 2 and c.shape[1] == 1:
+        c = c[:, 0]
+    if c.ndim != 1:
+        raise ValueError(f"c_indx must have shape (n, 1) or (n,); got {np.shape(c_indx)}.")
+    if node_names is not None:
+        check_node_names(node_names, n_latent)
+    est = CREATOR(n_latent, random_state=random_state, **estimator_kwargs)
+    if show_progress:
+        print(f"CREATOR: fitting {n_latent} latent features ...", file=sys.stderr)
+    start = time.perf_counter()
+    latents = est.fit_transform(data, environments=c)
+    elapsed = time.perf_counter() - start
+    result = CreatorGraph(est, latents, c.copy(), node_names, elapsed)
+    if show_progress:
+        print(
+            f"CREATOR: {int(est.adjacency_matrix_.sum())} edges over {n_latent} latent nodes "
+            f"from {est.n_environments_} environments in {elapsed:.2f} s.",
+            file=sys.stderr,
+        )
+    return result
+
+
+@document_latents
+def to_pydot(model, names: Sequence[str] | None = None, *, title: str = "", dpi: float = 200):
+    """Draw the recovered latent DAG with causal-learn's ``GraphUtils.to_pydot``.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+        Fitted model.
+    names : list of str, optional
+        Node labels (default: the model's node names).
+    title : str
+        Graph title.
+    dpi : float
+        Resolution used when rendering.
+
+    Returns
+    -------
+    pydot.Dot
+        Latent nodes are drawn as squares. Rendering to PNG
+        (``.create_png()``) needs the Graphviz ``dot`` binary; ``.to_string()``
+        does not.
+    """
+    est = resolve_estimator(model)
+    names = resolve_names(model, names)
+    G = model.G if isinstance(model, CreatorGraph) and names == model.node_names else None
+    if G is None:
+        G = to_general_graph(est.adjacency_matrix_, names)
+    return GraphUtils.to_pydot(G, title=title, dpi=dpi)

@@ -1,0 +1,163 @@
+"""networkx and pgmpy bridges for a fitted CREATOR model.
+
+The latent DAG as an ``nx.DiGraph`` carrying per-environment SEM weights and
+noise scales (the common currency of the other adapters), as a
+``pgmpy.base.DAG``, and per environment as a fitted pgmpy
+``LinearGaussianBayesianNetwork`` that answers ``simulate(do=...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import networkx as nx
+import numpy as np
+
+from ._common import (
+    document_latents,
+    environment_index,
+    latent_frame,
+    quiet_library_warnings,
+    resolve_estimator,
+    resolve_names,
+)
+
+__all__ = ["to_networkx", "to_pgmpy_dag", "to_linear_gaussian_bn", "adjacency_from_networkx"]
+
+
+@document_latents
+def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> nx.DiGraph:
+    """The recovered latent DAG as an ``nx.DiGraph`` with SEM parameters.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+        Fitted model.
+    names : list of str, optional
+        Node names (default: the model's node names, ``L1..Ld``).
+    environment : hashable, optional
+        If given, also set the edge attribute ``weight`` and the node
+        attributes ``noise_scale`` and ``intercept`` to that environment's
+        values (handy for networkx algorithms that read ``weight``).
+
+    Returns
+    -------
+    networkx.DiGraph
+        A new graph. Edge ``u -> v`` has ``weights``: a list with the OLS
+        effect of u on v in every environment (order of
+        ``graph.graph["environments"]``). Node attributes: ``position``
+        (index in the estimator's matrices), ``noise_scales`` and
+        ``intercepts`` (lists over environments). Graph attributes:
+        ``environments`` (labels) and ``n_environments``.
+
+    Notes
+    -----
+    The SEM in environment k reads
+    ``L_v = intercept_v + sum_u weights[k] * (L_u - intercept_u) + e_v`` with
+    ``sd(e_v) = noise_scales[k]``.
+    """
+    est = resolve_estimator(model)
+    names = resolve_names(model, names)
+    labels = list(est.environment_labels_)
+    k_sel = None if environment is None else environment_index(est, environment)
+    g = nx.DiGraph(environments=labels, n_environments=len(labels))
+    for i, name in enumerate(names):
+        attrs = {
+            "position": i,
+            "noise_scales": [float(s[i]) for s in est.noise_scales_],
+            "intercepts": [float(m[i]) for m in est.intercepts_],
+        }
+        if k_sel is not None:
+            attrs["noise_scale"] = attrs["noise_scales"][k_sel]
+            attrs["intercept"] = attrs["intercepts"][k_sel]
+        g.add_node(name, **attrs)
+    for i, j in np.argwhere(est.adjacency_matrix_):
+        attrs = {"weights": [float(W[i, j]) for W in est.weights_]}
+        if k_sel is not None:
+            attrs["weight"] = attrs["weights"][k_sel]
+        g.add_edge(names[i], names[j], **attrs)
+    return g
+
+
+
+def adjacency_from_networkx(graph: nx.DiGraph, names: Sequence[str]) -> np.ndarray:
+    """Adjacency matrix (``[i, j] == 1`` iff ``names[i] -> names[j]``) of a DiGraph.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        Must contain exactly the nodes ``names``. Not modified.
+    names : list of str
+        Node order of the matrix.
+    """
+    if set(graph.nodes) != set(names):
+        raise ValueError(
+            f"graph nodes {sorted(map(str, graph.nodes))} differ from names {list(names)}."
+        )
+    return nx.to_numpy_array(graph, nodelist=list(names), weight=None).astype(int)
+
+
+@document_latents
+def to_pgmpy_dag(model, names: Sequence[str] | None = None):
+    """The recovered latent DAG as a ``pgmpy.base.DAG`` (no parameters).
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+    names : list of str, optional
+
+    Returns
+    -------
+    pgmpy.base.DAG
+        Nodes are the latent names; the latent features are treated as
+        observed variables (they are the recovered features), so pgmpy's
+        identification and ``pgmpy.metrics.SHD`` apply directly.
+    """
+    with quiet_library_warnings():
+        from pgmpy.base import DAG
+
+    g = to_networkx(model, names)
+    dag = DAG()
+    dag.add_nodes_from(g.nodes)
+    dag.add_edges_from(g.edges)
+    return dag
+
+
+
+@document_latents
+def to_linear_gaussian_bn(model, environment=0, names: Sequence[str] | None = None):
+    """A pgmpy ``LinearGaussianBayesianNetwork`` fitted to one environment's latents.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+        Fitted model.
+    environment : hashable, default=0
+        Environment label (see ``estimator.environment_labels_``).
+    names : list of str, optional
+        Node names (default: the model's node names).
+
+    Returns
+    -------
+    pgmpy.models.LinearGaussianBayesianNetwork
+        Fitted by pgmpy (maximum likelihood) on the latent features of that
+        environment; CPDs ``N(beta_0 + sum beta_u L_u, std)``. Use
+        ``bn.simulate(n, do={"L1": 1.0}, seed=0)`` for interventional
+        samples. Gaussian noise is pgmpy's modelling choice: interventional
+        *means* are right for the linear SEM, higher moments are not (the
+        noise is non-Gaussian; use :func:`creator_plugin.adapters.dowhy.to_gcm`
+        for those).
+    """
+    with quiet_library_warnings():
+        from pgmpy.models import LinearGaussianBayesianNetwork
+
+    est = resolve_estimator(model)
+    names = resolve_names(model, names)
+    df = latent_frame(model, environment, names)
+    g = to_networkx(est, names)
+    bn = LinearGaussianBayesianNetwork(list(g.edges))
+    bn.add_nodes_from(names)
+    with quiet_library_warnings():
+        bn.fit(df)
+    return bn
+
