@@ -3,7 +3,6 @@
 import warnings
 
 import numpy as np
-import pytest
 
 from creator_plugin import CREATOR, metrics, simulate
 from creator_plugin.disentangle import disentangling_matrix, surrounded_sets

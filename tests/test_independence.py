@@ -45,7 +45,7 @@ def _mixed_sources(seed=0, n=4000):
     rng = np.random.default_rng(seed)
     A = np.array([[1.0, 0.5, 0.2], [0.0, 1.0, 0.7], [0.0, 0.0, 1.0]])
     R_list = []
-    for k in range(2):
+    for _ in range(2):
         S = np.column_stack([rng.laplace(size=n), rng.uniform(-1, 1, n), rng.exponential(size=n)])
         S -= S.mean(0)
         # Source 0 enters through a fixed direction; the rest mix differently per env.
@@ -78,7 +78,8 @@ def test_rff_scores_invariant_to_candidate_scale():
     ica = [ica_directions(R, 3, random_state=0)[0] for R in R_list]
     cands = np.hstack(ica)
     a = hsic_rff_scores(R_list, cands, rng=np.random.default_rng(3))
-    b = hsic_rff_scores(R_list, cands * np.array([1, -5, 0.1, 3, 2, -1]), rng=np.random.default_rng(3))
+    scaled = cands * np.array([1, -5, 0.1, 3, 2, -1])
+    b = hsic_rff_scores(R_list, scaled, rng=np.random.default_rng(3))
     np.testing.assert_allclose(a, b, rtol=1e-6)
     c = ica_consistency_scores(R_list, cands, ica)
     d = ica_consistency_scores(R_list, cands * 7.0, ica)
