@@ -23,6 +23,7 @@ __all__ = [
     "resolve_names",
     "environment_index",
     "check_node_names",
+    "check_nodes_known",
     "latent_frame",
     "quiet_library_warnings",
     "document_latents",
