@@ -355,6 +355,24 @@ class CREATOR(TransformerMixin, BaseEstimator):
         }
         return self
 
+    # ------------------------------------------------------------- persistence
+    def save(self, path) -> None:
+        """Save the fitted model to ``path`` (joblib, written atomically)."""
+        from .persistence import save
+
+        check_is_fitted(self, "components_")
+        save(self, path)
+
+    @classmethod
+    def load(cls, path) -> CREATOR:
+        """Load a model saved with :meth:`save`; only load files you trust."""
+        from .persistence import load
+
+        model = load(path)
+        if not isinstance(model, cls):
+            raise TypeError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}.")
+        return model
+
     # --------------------------------------------------------------- transform
     def _check_X(self, X, name: str = "X", n_cols: int | None = None) -> np.ndarray:
         from ._validation import _as_float_matrix

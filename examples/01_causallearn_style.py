@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 from causallearn.graph.SHD import SHD
-from creator_plugin.adapters import creator, to_general_graph, to_pydot
 
 from creator_plugin import metrics, simulate
+from creator_plugin.adapters import creator, to_general_graph, to_pydot
 
 
 def main() -> None:

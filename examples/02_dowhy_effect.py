@@ -9,9 +9,9 @@ convert the simulator's true effect to those units before comparing.
 import warnings
 
 import numpy as np
-from creator_plugin.adapters import to_dowhy_causal_model, to_networkx
 
 from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin.adapters import to_dowhy_causal_model, to_networkx
 
 
 def main() -> None:

@@ -9,10 +9,10 @@ fitted decoder. The simulator's truth gives the expected answer.
 import warnings
 
 import numpy as np
-from creator_plugin.adapters import intervene_observations, to_gcm, to_linear_gaussian_bn
 from dowhy import gcm
 
 from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin.adapters import intervene_observations, to_gcm, to_linear_gaussian_bn
 
 
 def main() -> None:

@@ -15,6 +15,9 @@ import pytest
 from causallearn.graph.GraphClass import CausalGraph
 from causallearn.graph.NodeType import NodeType
 from causallearn.graph.SHD import SHD
+from dowhy import CausalModel, gcm
+
+from creator_plugin import CREATOR, metrics, simulate
 from creator_plugin.adapters import (
     creator,
     general_graph_to_adjacency,
@@ -28,9 +31,6 @@ from creator_plugin.adapters import (
     to_pgmpy_dag,
     to_pydot,
 )
-from dowhy import CausalModel, gcm
-
-from creator_plugin import CREATOR, metrics, simulate
 
 # d = 3, K = 4, n = 2000, seed 8: the true DAG is the chain 1 -> 2 -> 0. Nodes 1
 # and 2 have no surrounding parents, so their recovered features are pure

@@ -10,6 +10,8 @@ import warnings
 import networkx as nx
 import numpy as np
 import pytest
+
+from creator_plugin import CREATOR, simulate
 from creator_plugin.adapters import (
     adjacency_from_networkx,
     creator,
@@ -23,8 +25,6 @@ from creator_plugin.adapters import (
     to_networkx,
     to_pgmpy_dag,
 )
-
-from creator_plugin import CREATOR, simulate
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,7 @@
-"""The code snippets of the adapter documentation run.
+"""The README's code snippets run.
 
-The ```python blocks of ``docs/README_adapters.md`` are executed in order in
-one namespace (they build on each other); so are those under the same section
-heading in ``README.md`` once the section is pasted there.
+The ```python blocks under each tested heading of ``README.md`` are executed
+in order in one namespace (they build on each other).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "Using CREATOR with causal-learn, DoWhy, networkx and pgmpy"
+SECTIONS = ["Quick start", SECTION]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -30,21 +30,18 @@ def _section(text: str, heading: str) -> str | None:
 
 
 def _sources() -> list[tuple[str, list[str]]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     out = []
-    for name in ("docs/README_adapters.md", "README.md"):
-        path = ROOT / name
-        if not path.exists():
-            continue
-        section = _section(path.read_text(encoding="utf-8"), SECTION)
-        if section is not None:
-            out.append((name, FENCE.findall(section)))
+    for heading in SECTIONS:
+        section = _section(text, heading)
+        out.append((heading, FENCE.findall(section) if section is not None else []))
     return out
 
 
 def test_adapter_section_is_documented():
     sources = dict(_sources())
-    assert "docs/README_adapters.md" in sources
-    assert len(sources["docs/README_adapters.md"]) >= 3
+    assert len(sources[SECTION]) >= 3
+    assert len(sources["Quick start"]) >= 1
 
 
 @pytest.mark.parametrize("name,blocks", _sources(), ids=[n for n, _ in _sources()])
