@@ -90,8 +90,10 @@ class CREATOR(TransformerMixin, BaseEstimator):
     ica_fun : {"logcosh", "exp", "cube"}, default="logcosh"
         FastICA contrast function.
     scorer_options : dict or None, default=None
-        Extra keyword arguments for the scorer (e.g. ``{"n_features": 64}``
-        for ``"hsic_rff"``).
+        Extra keyword arguments for the scorer, e.g. ``{"n_features": 16,
+        "max_samples": 5000}`` for ``"hsic_rff"`` (random frequencies, and
+        the row subsample per environment; these are also the settings of
+        the default's refinement step).
     weak_evidence_level : float, default=0.1
         If the best ordering score of a step, divided by K, exceeds this
         value, the candidate is far from a pure source in some environments
