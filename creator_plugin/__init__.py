@@ -6,6 +6,7 @@ and are imported only when used.
 """
 
 from . import metrics
+from .bootstrap import BootstrapResult, bootstrap
 from .estimator import CREATOR, IdentifiabilityWarning, WeakEvidenceWarning
 from .simulation import Simulation, simulate
 
@@ -16,5 +17,7 @@ __all__ = [
     "Simulation",
     "simulate",
     "metrics",
+    "bootstrap",
+    "BootstrapResult",
 ]
 __version__ = "0.1.0"
