@@ -269,6 +269,14 @@ class CREATOR(TransformerMixin, BaseEstimator):
                 "and were ignored.",
                 UserWarning,
             )
+        if red.unrelated_columns.size:
+            warn(
+                f"Columns {red.unrelated_columns.tolist()} are nearly unrelated to the other "
+                "columns (pooled R^2 < 0.1): probably noise, not measurements of the latents. "
+                "After standardisation they weigh as much as the others and can displace a "
+                "latent direction; remove them (or use standardize=False).",
+                UserWarning,
+            )
         order = topological_ordering(
             X_red,
             scorer=self.scorer,
@@ -351,6 +359,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
             "prune_threshold": threshold,
             "explained_variance": red.explained_variance.tolist(),
             "dropped_columns": red.dropped_columns.tolist(),
+            "unrelated_columns": red.unrelated_columns.tolist(),
             "n_ica_not_converged": order.n_ica_not_converged,
             "weak_ordering_steps": weak_steps,
             "warnings": messages,

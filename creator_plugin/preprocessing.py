@@ -30,6 +30,11 @@ class Reduction:
     dropped_columns : ndarray of int
         Columns that are constant within every environment (they carry no
         information about the latents and are ignored).
+    unrelated_columns : ndarray of int
+        Columns whose pooled R^2 on all other columns is below 0.1 (only
+        checked when p > d): in the model every column is a combination of
+        the same d latents, so such a column is most likely pure noise, which
+        standardisation would give full weight.
     """
 
     env_means: np.ndarray
@@ -37,6 +42,7 @@ class Reduction:
     projection: np.ndarray
     explained_variance: np.ndarray
     dropped_columns: np.ndarray
+    unrelated_columns: np.ndarray
 
 
 def reduce_environments(
@@ -102,4 +108,18 @@ def reduce_environments(
                 f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
                 "subspace: some latent direction does not vary in that environment."
             )
-    return X_red, Reduction(env_means, scale, projection, eigvals, dropped)
+    return X_red, Reduction(
+        env_means, scale, projection, eigvals, dropped, _unrelated_columns(pooled, n_latent)
+    )
+
+
+def _unrelated_columns(pooled: np.ndarray, n_latent: int, min_r2: float = 0.1) -> np.ndarray:
+    """Columns with pooled R^2 < ``min_r2`` on the other columns (p > d only)."""
+    keep = np.flatnonzero(pooled.std(axis=0) > 0)
+    if keep.size <= n_latent:
+        return np.array([], dtype=int)
+    corr = np.corrcoef(pooled[:, keep], rowvar=False)
+    # R^2_j = 1 - 1 / (C^-1)_jj; the small ridge keeps exact duplicates finite (R^2 ~ 1).
+    prec = np.linalg.inv(corr + 1e-9 * np.eye(keep.size))
+    r2 = 1.0 - 1.0 / np.diag(prec)
+    return keep[r2 < min_r2]
