@@ -1,4 +1,4 @@
-"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``."""
+"""Command-line interface: ``creator demo`` and ``creator fit``."""
 
 from __future__ import annotations
 
@@ -148,18 +148,12 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", required=True, help="output directory (must not exist)")
     fit.add_argument("--force", action="store_true", help="replace an existing output directory")
     fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")
-
-    sub.add_parser("bench", help="benchmark CREATOR against other methods", add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``creator`` command."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "bench":
-        from .benchmark.cli import main as bench_main
-
-        return int(bench_main(argv[1:]) or 0)
     args = _build_parser().parse_args(argv)
     return {"demo": _demo, "fit": _fit}[args.command](args)
 
