@@ -69,3 +69,17 @@ def test_bad_arguments():
         bootstrap(sim.X, 5)
     with pytest.raises(ValueError, match="n_sampling"):
         bootstrap(sim.X, 0, estimator=CREATOR(3))
+
+
+def test_dask_local_cluster_equals_serial():
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    sim = simulate(3, 3, 600, random_state=4)
+    a = bootstrap(sim.X, 4, estimator=CREATOR(3), random_state=9)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster), joblib.parallel_config(backend="dask"):
+        b = bootstrap(sim.X, 4, estimator=CREATOR(3), random_state=9)
+    np.testing.assert_array_equal(a.adjacency_matrices, b.adjacency_matrices)
+    np.testing.assert_allclose(a.weights, b.weights)
