@@ -1,4 +1,4 @@
-"""Command-line interface: ``creator demo`` and ``creator fit``."""
+"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``."""
 
 from __future__ import annotations
 
@@ -148,12 +148,18 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", required=True, help="output directory (must not exist)")
     fit.add_argument("--force", action="store_true", help="replace an existing output directory")
     fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")
+
+    sub.add_parser("bench", help="compare CREATOR with other methods (creator bench --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``creator`` command."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "bench":
+        from .benchmark.cli import main as bench_main
+
+        return bench_main(argv[1:])
     args = _build_parser().parse_args(argv)
     return {"demo": _demo, "fit": _fit}[args.command](args)
 

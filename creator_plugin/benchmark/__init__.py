@@ -1,0 +1,1 @@
+"""Benchmark CREATOR against other methods on the paper's workload."""
