@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.stats import skew, wasserstein_distance
-from sklearn.decomposition import FastICA, PCA
+from sklearn.decomposition import PCA, FastICA
 
 from ..disentangle import disentangling_matrix
 from ..estimator import CREATOR
