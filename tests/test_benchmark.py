@@ -65,3 +65,5 @@ def test_cli_writes_results(tmp_path, capsys):
     assert "failed fits: 0" in (tmp_path / "summary.md").read_text()
     assert np.isfinite(df["shd"]).all()
     assert "| grid |" in summarise(df)
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert "main_locr2_setting1_Kd.png" in pngs and "main_shd_setting2_Kd.png" in pngs

@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dask-scheduler", default=None, help="address of a Dask scheduler")
     parser.add_argument("--dask-local", type=int, default=None, help="start a LocalCluster")
     parser.add_argument("--out", default="bench_results", help="output directory")
+    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     args = parser.parse_args(argv)
 
     import pandas as pd
@@ -77,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     (out / "summary.md").write_text(summary)
     print(summary)
     print(f"results: {out / 'results.csv'}")
+    if not args.no_figures:
+        from .figures import make_figures
+
+        for path in make_figures(df, out):
+            print(f"figure: {path}")
     return 0
 
 
