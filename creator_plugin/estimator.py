@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_environments, check_n_latent
+from ._validation import _as_float_matrix, check_environments, check_n_latent
 from .disentangle import disentangling_matrix
 from .independence import SCORERS
 from .ordering import topological_ordering
@@ -203,10 +203,9 @@ class CREATOR(TransformerMixin, BaseEstimator):
             raise ValueError(f"prune_threshold must be a finite number >= 0 or None, got {t!r}.")
         if self.ica_fun not in ("logcosh", "exp", "cube"):
             raise ValueError(f"ica_fun must be 'logcosh', 'exp' or 'cube', got {self.ica_fun!r}.")
-        for name in ("ica_max_iter",):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+        v = self.ica_max_iter
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"ica_max_iter must be a positive integer, got {v!r}.")
         if not (isinstance(self.ica_tol, numbers.Real) and self.ica_tol > 0):
             raise ValueError(f"ica_tol must be a positive number, got {self.ica_tol!r}.")
         if self.scorer_options is not None and not isinstance(self.scorer_options, dict):
@@ -386,8 +385,6 @@ class CREATOR(TransformerMixin, BaseEstimator):
 
     # --------------------------------------------------------------- transform
     def _check_X(self, X, name: str = "X", n_cols: int | None = None) -> np.ndarray:
-        from ._validation import _as_float_matrix
-
         arr = _as_float_matrix(X, name)
         n_cols = self.n_features_in_ if n_cols is None else n_cols
         if arr.shape[1] != n_cols:
