@@ -1,36 +1,71 @@
 """Methods compared with CREATOR in the benchmark.
 
-Every method is a function ``fit(X_list, n_latent, random_state) -> (adjacency,
-latents, order)`` with ``adjacency[i, j] == 1`` iff ``i -> j`` over its own
-latent labels, ``latents`` a list of ``(n_k, d)`` arrays and ``order`` a
-topological order (or None).
+Every method is a function ``fit(X_list, n_latent, random_state, **kwargs) ->
+(adjacency, latents, order)``: ``adjacency[i, j] == 1`` iff ``i -> j`` (this
+project's convention; lingam's matrices are transposed on the way in) over
+the method's own latent labels, ``latents`` a list of ``(n_k, d)`` arrays (one
+per environment) and ``order`` a topological order of those labels.
+:data:`METHODS` maps the benchmark's names to them.
 
-LiNGCReL (Jin & Syrgkanis, NeurIPS 2024) has no public implementation; the
-version here is a reconstruction from the paper's description, made for this
-benchmark:
+LiNGCReL, reconstructed
+-----------------------
+LiNGCReL (Jin & Syrgkanis, "Learning linear causal representations from
+general environments", NeurIPS 2024) has no public implementation. What is
+here is *our reconstruction from the paper's description*, written for this
+benchmark; it follows the paper's identification argument, not the authors'
+code, and the numerical choices (distance, tolerances, greedy order) are ours:
 
-1. the same shared PCA reduction as CREATOR;
-2. FastICA per environment; every source standardised and sign-corrected
-   (positive skewness);
+1. the same shared reduction as CREATOR
+   (:func:`creator_plugin.preprocessing.reduce_environments`: per-environment
+   centring, pooled standardisation and PCA to d dimensions);
+2. FastICA in every environment separately; every source standardised to
+   unit variance and sign-corrected to positive skewness, its unmixing row
+   scaled alike;
 3. alignment of the sources of every environment to those of environment 0
-   by their distributions (LiNGCReL's assumption: the same noise law in
-   every environment, different laws across components): 1-Wasserstein
-   distance between the standardised samples, minimised over the sign,
-   matched with a linear assignment;
-4. node i's aligned unmixing rows span ``A_i`` (dimension ``|pa(i)| + 1``).
-   Order: repeatedly take the node whose rows, projected off the span of
-   the nodes already ordered, are closest to one-dimensional (ratio of the
-   second to the first singular value). Parents: following the order, ``j``
-   is a parent of ``i`` iff projecting ``A_i`` off ``A_j`` (added to the
-   earlier nodes' spans) lowers its dimension by one; dimensions are
-   numerical ranks with a relative singular-value tolerance;
-5. disentanglement with CREATOR's step 3 (least singular vectors of the
-   summed complement projectors) on the aligned rows.
+   *by their distributions* -- LiNGCReL's assumption is that component i has
+   the same noise law in every environment and different components have
+   different laws. Cost of pairing source a (env 0) with source b (env k):
+   the 1-Wasserstein distance between their standardised samples
+   (:func:`scipy.stats.wasserstein_distance`, i.e. on sorted samples),
+   minimised over the sign of b; the pairing minimises the total cost
+   (:func:`scipy.optimize.linear_sum_assignment`). Under setting (1) of the
+   simulation this assumption is false, which is the point of comparing;
+4. the aligned unmixing rows of node i over the K environments span
+   ``A_i = span{h_j : j in {i} U pa(i)}`` in the population (``h_j`` node j's
+   row of the inverse mixing), so ``dim A_i = |pa(i)| + 1``.
+   *Order*: repeatedly take the node whose (unit-normalised) rows, projected
+   off the directions of the nodes already ordered, are closest to
+   one-dimensional (smallest ratio of second to first singular value), and
+   add its leading remaining direction to the ordered span.
+   *Parents*: following the order, j is a parent of i iff adding j's own
+   direction to the span of the nodes before it lowers the numerical rank of
+   ``A_i`` projected off that span by one. Numerical rank: singular values
+   above ``rank_tol * sqrt(K)`` (rows have unit norm);
+5. disentanglement with CREATOR's step 3
+   (:func:`creator_plugin.disentangle.disentangling_matrix`, least singular
+   vectors of the summed complement projectors) applied to the aligned rows,
+   which play the part of CREATOR's regression matrices; latents are the
+   reduced data times that matrix.
+
+Naive baselines
+---------------
+``PCA+MultiGroupDirectLiNGAM`` and ``PCA+ICA-LiNGAM (pooled)`` reduce the data
+to d dimensions with a pooled whitened PCA and run a LiNGAM on the d
+coordinates. In the LiNGAM model the analysed variables *are* the causal
+variables, so the latent estimate of node i is PCA coordinate i; the
+estimated structure labels the graph and order over those coordinates but
+cannot re-mix them. Both therefore share the same latents, hence the same
+LocR^2 on the same data (LocR^2 does not depend on the estimated graph); it
+measures how far PCA alone gets. causal-learn's GIN is not included: its
+model needs every latent to have at least two pure measured children, which
+the paper's workload (p = d, every measurement a mixture of all latents) does
+not have.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -45,22 +80,72 @@ __all__ = ["METHODS", "fit_creator", "fit_lingcrel", "fit_pca_multigroup_lingam"
            "fit_pooled_ica_lingam"]
 
 
-def fit_creator(X_list, n_latent, random_state, **kwargs):
-    """CREATOR with default (or given) parameters."""
+Fit = Callable[..., tuple[np.ndarray, list[np.ndarray], list[int]]]
+
+
+def fit_creator(
+    X_list: list[np.ndarray], n_latent: int, random_state: int | None, **kwargs
+) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """CREATOR with default parameters (or the given ones).
+
+    Parameters
+    ----------
+    X_list : list of ndarray (n_k, p)
+        One array per environment.
+    n_latent : int
+        Number of latent nodes d.
+    random_state : int or None
+        Seed of CREATOR.
+    **kwargs
+        Passed to :class:`creator_plugin.CREATOR` (e.g. ``prune_threshold``,
+        ``pruning``). CREATOR's warnings (weak evidence) are silenced here.
+
+    Returns
+    -------
+    adjacency : ndarray (d, d)
+        ``[i, j] == 1`` iff ``i -> j``.
+    latents : list of ndarray (n_k, d)
+    order : list of int
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         m = CREATOR(n_latent, random_state=random_state, **kwargs).fit(X_list)
-    return m.adjacency_matrix_, m.latents_, m.causal_order_
+    return m.adjacency_matrix_, m.latents_, list(m.causal_order_)
 
 
 def _rank(M: np.ndarray, scale: float, tol: float) -> int:
+    """Numerical rank: singular values above ``tol * scale``."""
     if M.size == 0:
         return 0
     return int(np.sum(np.linalg.svd(M, compute_uv=False) > tol * scale))
 
 
-def fit_lingcrel(X_list, n_latent, random_state, rank_tol: float = 0.15):
-    """The LiNGCReL reconstruction described in the module docstring."""
+def fit_lingcrel(
+    X_list: list[np.ndarray], n_latent: int, random_state: int | None, rank_tol: float = 0.15
+) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """The LiNGCReL reconstruction described in the module docstring.
+
+    Parameters
+    ----------
+    X_list : list of ndarray (n_k, p)
+        One array per environment.
+    n_latent : int
+        Number of latent nodes d.
+    random_state : int or None
+        Seeds the per-environment FastICA runs.
+    rank_tol : float, default=0.15
+        Relative singular-value tolerance of the subspace dimensions (step 4).
+
+    Returns
+    -------
+    adjacency : ndarray (d, d) of int
+        ``[i, j] == 1`` iff ``i -> j``, over the labels of environment 0's
+        ICA sources.
+    latents : list of ndarray (n_k, d)
+        Disentangled features, one column per node.
+    order : list of int
+        The order found in step 4.
+    """
     d = n_latent
     X_red, _ = reduce_environments(X_list, d)
     rng = np.random.default_rng(random_state)
@@ -76,6 +161,21 @@ def fit_lingcrel(X_list, n_latent, random_state, rank_tol: float = 0.15):
         sign = np.where(skew(S, axis=0) < 0, -1.0, 1.0)
         rows.append(W * (sign / sd)[:, None])
         sources.append(S * sign / sd)
+    U = _align(rows, sources)  # (K, d, d): U[k][i] = node i's unmixing row in env k
+    adjacency, order = _order_and_parents(U, rank_tol)
+    C = disentangling_matrix(U, adjacency)
+    latents = [x @ C for x in X_red]
+    return adjacency, latents, order
+
+
+def _align(rows: list[np.ndarray], sources: list[np.ndarray]) -> np.ndarray:
+    """Step 3: permute and sign every environment's rows to match environment 0.
+
+    ``rows[k]`` (d, d) unmixing rows and ``sources[k]`` (n_k, d) the
+    standardised sources of environment k; returns the aligned rows
+    (K, d, d).
+    """
+    d = rows[0].shape[0]
     aligned = [rows[0]]
     for S, W in zip(sources[1:], rows[1:]):
         cost = np.zeros((d, d))
@@ -89,9 +189,13 @@ def fit_lingcrel(X_list, n_latent, random_state, rank_tol: float = 0.15):
         r, c = linear_sum_assignment(cost)
         perm = c[np.argsort(r)]
         aligned.append(W[perm] * flip[np.arange(d), perm][:, None])
-    U = np.stack(aligned)  # (K, d, d): U[k][i] = node i's unmixing row in env k
+    return np.stack(aligned)
+
+
+def _order_and_parents(U: np.ndarray, rank_tol: float) -> tuple[np.ndarray, list[int]]:
+    """Step 4: order and parents from the subspace dimensions of aligned rows."""
+    K, d, _ = U.shape
     stacks = [U[:, i, :] / np.linalg.norm(U[:, i, :], axis=1, keepdims=True) for i in range(d)]
-    K = U.shape[0]
     order: list[int] = []
     basis = np.zeros((d, 0))
     while len(order) < d:
@@ -115,9 +219,7 @@ def fit_lingcrel(X_list, n_latent, random_state, rank_tol: float = 0.15):
             if cur == prev - 1:
                 adjacency[j, i] = 1
             prev = cur
-    C = disentangling_matrix(U, adjacency)
-    latents = [x @ C for x in X_red]
-    return adjacency, latents, order
+    return adjacency, order
 
 
 def _top_dirs(stack: np.ndarray, basis: np.ndarray) -> list[np.ndarray]:
@@ -126,22 +228,42 @@ def _top_dirs(stack: np.ndarray, basis: np.ndarray) -> list[np.ndarray]:
     return [np.linalg.svd(M, full_matrices=False)[2][0]]
 
 
-def _pca_reduce(X_list, d):
+def _pca_reduce(X_list: list[np.ndarray], d: int) -> list[np.ndarray]:
+    """Whitened PCA scores (n_k, d) of every environment, one pooled map."""
     pooled = np.vstack([x - x.mean(axis=0) for x in X_list])
     pca = PCA(d, whiten=True).fit(pooled)
     return [pca.transform(x - x.mean(axis=0)) for x in X_list]
 
 
-def _lingam_result(B: np.ndarray, order, Z_list):
-    adjacency = (np.abs(B.T) > 0).astype(int)  # lingam: B[i, j] = effect of j on i
-    return adjacency, Z_list, list(order)
+def _lingam_result(
+    B: np.ndarray, order, Z_list: list[np.ndarray]
+) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """Transpose lingam's ``B[i, j]`` (effect of j on i) to ``[i, j]``: i -> j."""
+    adjacency = (np.abs(B.T) > 0).astype(int)
+    return adjacency, Z_list, [int(i) for i in order]
 
 
-def fit_pca_multigroup_lingam(X_list, n_latent, random_state):
-    """PCA to d dimensions, then ``lingam.MultiGroupDirectLiNGAM``.
+def fit_pca_multigroup_lingam(
+    X_list: list[np.ndarray], n_latent: int, random_state: int | None
+) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """Pooled PCA to d dimensions, then ``lingam.MultiGroupDirectLiNGAM``.
 
-    The latents are the whitened PCA scores (so LocR^2 measures how far PCA
-    alone gets); the graph is the union of the groups' adjacency matrices.
+    The environments are lingam's groups (one shared order, per-group
+    weights). The graph is the union of the groups' adjacency matrices; the
+    latents are the whitened PCA scores (see the module docstring).
+
+    Parameters
+    ----------
+    X_list : list of ndarray (n_k, p)
+    n_latent : int
+    random_state : int or None
+
+    Returns
+    -------
+    adjacency : ndarray (d, d) of int
+        ``[i, j] == 1`` iff ``i -> j`` over the PCA coordinates.
+    latents : list of ndarray (n_k, d)
+    order : list of int
     """
     import lingam
 
@@ -151,8 +273,27 @@ def fit_pca_multigroup_lingam(X_list, n_latent, random_state):
     return _lingam_result(B, model.causal_order_, Z)
 
 
-def fit_pooled_ica_lingam(X_list, n_latent, random_state):
-    """Pooled PCA to d dimensions, then ``lingam.ICALiNGAM`` on all rows together."""
+def fit_pooled_ica_lingam(
+    X_list: list[np.ndarray], n_latent: int, random_state: int | None
+) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    """Pooled PCA to d dimensions, then ``lingam.ICALiNGAM`` on all rows together.
+
+    Ignores the environments (the pooled rows are one data set); latents are
+    the whitened PCA scores (see the module docstring).
+
+    Parameters
+    ----------
+    X_list : list of ndarray (n_k, p)
+    n_latent : int
+    random_state : int or None
+
+    Returns
+    -------
+    adjacency : ndarray (d, d) of int
+        ``[i, j] == 1`` iff ``i -> j`` over the PCA coordinates.
+    latents : list of ndarray (n_k, d)
+    order : list of int
+    """
     import lingam
 
     Z = _pca_reduce(X_list, n_latent)
@@ -162,7 +303,7 @@ def fit_pooled_ica_lingam(X_list, n_latent, random_state):
     return _lingam_result(model.adjacency_matrix_, model.causal_order_, Z)
 
 
-METHODS = {
+METHODS: dict[str, Fit] = {
     "CREATOR": fit_creator,
     "LiNGCReL": fit_lingcrel,
     "PCA+MultiGroupDirectLiNGAM": fit_pca_multigroup_lingam,

@@ -1,19 +1,187 @@
-"""Figures of the benchmark (matplotlib, Agg): the paper's box plots and ablations."""
+"""Figures and Markdown tables of the benchmark (matplotlib, Agg backend).
+
+Everything here reads the tidy results (one row per method, cell and seed, as
+returned by :func:`creator_plugin.benchmark.grid.run_grid`) as a pandas
+DataFrame; failed rows are counted, never plotted.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["make_figures"]
+import numpy as np
+
+__all__ = ["make_figures", "summary_markdown"]
+
+_SHORT = {
+    "LiNGCReL": "LiNGCReL (reconstr.)",
+}
 
 
-def make_figures(df, out: str | Path) -> list[Path]:
-    """Write PNG figures next to the results; returns their paths.
+def _ok(df):
+    return df[df["status"] == "ok"]
 
-    * ``main_<metric>_setting<s>_K<d|2d>.png``: box plots of LocR^2 and SHD per
-      d, one box per method (the paper's Figures 2-4);
-    * ``ablation_sigma.png`` / ``ablation_beta.png``: mean LocR^2 and
-      topological divergence against the weight scale / noise shape.
+
+def _methods(df) -> list[str]:
+    return list(dict.fromkeys(df["method"]))
+
+
+def _k_label(row_k: int, d: int) -> str:
+    return "d" if row_k == d else ("2d" if row_k == 2 * d else str(row_k))
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _main_table(main) -> str:
+    """Mean SHD / mean LocR^2 per (d, K, setting); best of a column in bold."""
+    methods = _methods(main)
+    rows = []
+    for (d, K, s), g in main.groupby(["n_latent", "n_environments", "setting"]):
+        m = g.groupby("method").agg(shd=("shd", "mean"), locr2=("locr2", "mean"))
+        m = m.reindex(methods)
+        best_shd, best_loc = m["shd"].min(), m["locr2"].max()
+        cells = []
+        for meth in methods:
+            shd, loc = m.loc[meth, "shd"], m.loc[meth, "locr2"]
+            if np.isnan(shd):
+                cells.append("–")
+                continue
+            a = f"**{shd:.2f}**" if np.isclose(shd, best_shd) else f"{shd:.2f}"
+            b = f"**{loc:.3f}**" if np.isclose(loc, best_loc) else f"{loc:.3f}"
+            cells.append(f"{a} / {b}")
+        rows.append([str(d), str(K), str(s), *cells])
+    return _table(["d", "K", "setting", *[_SHORT.get(m, m) for m in methods]], rows)
+
+
+def _share_table(main) -> str:
+    """Share of exact DAGs and correct orders, and mean seconds per fit."""
+    methods = _methods(main)
+    rows = []
+    for (d, K, s), g in main.groupby(["n_latent", "n_environments", "setting"]):
+        m = g.groupby("method").agg(exact=("exact_dag", "mean"),
+                                    order=("correct_order", "mean"),
+                                    sec=("seconds", "mean")).reindex(methods)
+        rows.append([str(d), str(K), str(s)] + [
+            f"{m.loc[x, 'exact']:.2f} / {m.loc[x, 'order']:.2f} / {m.loc[x, 'sec']:.3f}"
+            for x in methods])
+    return _table(["d", "K", "setting", *[_SHORT.get(m, m) for m in methods]], rows)
+
+
+def _ablation_table(sub, col: str, label: str) -> str:
+    """Rows: method x metric; columns: values of the ablated parameter."""
+    methods = _methods(sub)
+    values = sorted(sub[col].unique())
+    rows = []
+    for meth in methods:
+        g = sub[sub["method"] == meth].groupby(col)
+        for metric, name, fmt in (("shd", "SHD", "{:.2f}"), ("locr2", "LocR²", "{:.3f}"),
+                                  ("topological_divergence", "D_top", "{:.2f}")):
+            mean = g[metric].mean().reindex(values)
+            rows.append([f"{_SHORT.get(meth, meth)} {name}", *[fmt.format(v) for v in mean]])
+    return _table([label, *[f"{v:g}" for v in values]], rows)
+
+
+def _threshold_table(sub) -> str:
+    rows = []
+    for (rule, t), g in sub.groupby(["pruning", "prune_threshold"]):
+        rows.append([str(rule), f"{t:g}", f"{g['shd'].mean():.2f}", f"{g['locr2'].mean():.3f}",
+                     f"{g['exact_dag'].mean():.2f}", str(len(g))])
+    return _table(["rule", "threshold", "mean SHD", "mean LocR²", "exact DAG", "seeds"], rows)
+
+
+def summary_markdown(df) -> str:
+    """The benchmark's summary tables in Markdown.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Tidy results (see :func:`creator_plugin.benchmark.grid.run_one`).
+
+    Returns
+    -------
+    str
+        Sections present in the results, in this order: main grid (mean SHD
+        / mean LocR², best per row in bold), exact-DAG share / correct-order
+        share / seconds per fit, the sigma and beta ablations, the pruning
+        threshold sensitivity, and the count of failed fits with their
+        errors.
+    """
+    ok = _ok(df)
+    parts = []
+    seeds = ok.groupby(["grid", "method"] + [c for c in ("n_latent", "n_environments",
+                                                         "setting") if c in ok])["seed"]
+    if len(ok):
+        counts = seeds.count()
+        parts.append(f"Seeds per cell and method: {counts.min()}–{counts.max()} "
+                     f"(successful fits).")
+    main = ok[ok["grid"] == "main"]
+    if len(main):
+        parts += ["### Main grid: mean SHD / mean LocR²", _main_table(main),
+                  "### Main grid: exact-DAG share / correct-order share / seconds per fit",
+                  _share_table(main)]
+    for grid, col, label in (("sigma", "weight_scale", "weight scale σ"),
+                             ("beta", "noise_shape", "noise shape β (2 = Gaussian)")):
+        sub = ok[ok["grid"] == grid]
+        if len(sub):
+            parts += [f"### Ablation: {label} (d = K = 5, setting 1)",
+                      _ablation_table(sub, col, label)]
+    sub = ok[ok["grid"] == "threshold"]
+    if len(sub):
+        parts += ["### CREATOR pruning-threshold sensitivity (d = K = 5, setting 1)",
+                  _threshold_table(sub)]
+    failed = df[df["status"] != "ok"]
+    tail = f"Failed fits: {len(failed)}"
+    if len(failed):
+        errs = failed.groupby(["method", "error"]).size().reset_index(name="n")
+        tail += "\n\n" + _table(["method", "error", "count"],
+                                [[r.method, str(r.error)[:120], str(r.n)]
+                                 for r in errs.itertuples()])
+    parts.append(tail)
+    return "\n\n".join(parts) + "\n"
+
+
+def _boxes(ax, sub, methods, ds, metric) -> None:
+    width = 0.8 / len(methods)
+    for m_i, method in enumerate(methods):
+        data = [sub[(sub["n_latent"] == d) & (sub["method"] == method)][metric].to_numpy()
+                for d in ds]
+        pos = [x + (m_i - (len(methods) - 1) / 2) * width for x in range(len(ds))]
+        bp = ax.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True,
+                        showfliers=False, medianprops={"color": "black"})
+        for patch in bp["boxes"]:
+            patch.set_facecolor(f"C{m_i}")
+        means = [np.mean(x) if len(x) else np.nan for x in data]
+        ax.plot(pos, means, "w^", markeredgecolor="black", markersize=4)
+        ax.plot([], [], color=f"C{m_i}", lw=8, label=_SHORT.get(method, method))
+    ax.set_xticks(range(len(ds)), [f"d={d}" for d in ds])
+
+
+def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
+    """Write the PNG figures next to the results.
+
+    * ``main_<locr2|shd>_setting<s>_K<d|2d>.png``: box plots of LocR² and SHD
+      per d, one box per method (whiskers 1.5 IQR, no fliers, triangle = mean);
+    * ``ablation_sigma.png`` / ``ablation_beta.png``: mean LocR², SHD and
+      topological divergence against the weight scale / noise shape;
+    * ``threshold_sensitivity.png``: CREATOR's mean SHD and LocR² against
+      the pruning level, one curve per rule.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Tidy results.
+    out : str or Path
+        Directory (created if needed).
+    dpi : int, default=80
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     import matplotlib
 
@@ -22,10 +190,10 @@ def make_figures(df, out: str | Path) -> list[Path]:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    ok = df[df["status"] == "ok"]
+    ok = _ok(df)
     paths = []
+    methods = _methods(ok)
     main = ok[ok["grid"] == "main"]
-    methods = list(dict.fromkeys(ok["method"]))
     for setting in sorted(main["setting"].unique()):
         for kname, factor in (("d", 1), ("2d", 2)):
             sub = main[(main["setting"] == setting)
@@ -34,24 +202,15 @@ def make_figures(df, out: str | Path) -> list[Path]:
                 continue
             ds = sorted(sub["n_latent"].unique())
             for metric, label in (("locr2", "LocR²"), ("shd", "SHD")):
-                fig, ax = plt.subplots(figsize=(8, 3.6))
-                width = 0.8 / len(methods)
-                for m_i, method in enumerate(methods):
-                    data = [sub[(sub["n_latent"] == d) & (sub["method"] == method)][metric]
-                            for d in ds]
-                    pos = [x + (m_i - (len(methods) - 1) / 2) * width for x in range(len(ds))]
-                    bp = ax.boxplot(data, positions=pos, widths=width * 0.9,
-                                    patch_artist=True, showfliers=False)
-                    for patch in bp["boxes"]:
-                        patch.set_facecolor(f"C{m_i}")
-                    ax.plot([], [], color=f"C{m_i}", lw=8, label=method)
-                ax.set_xticks(range(len(ds)), [f"d={d}" for d in ds])
+                fig, ax = plt.subplots(figsize=(8, 3.4))
+                _boxes(ax, sub, methods, ds, metric)
                 ax.set_ylabel(label)
                 ax.set_title(f"{label}, setting ({setting}), K={kname}")
                 ax.legend(fontsize=7, loc="best")
+                ax.grid(axis="y", alpha=0.3)
                 fig.tight_layout()
                 path = out / f"main_{metric}_setting{setting}_K{kname}.png"
-                fig.savefig(path, dpi=90)
+                fig.savefig(path, dpi=dpi)
                 plt.close(fig)
                 paths.append(path)
     for grid, col, xlabel in (("sigma", "weight_scale", "weight scale σ"),
@@ -59,21 +218,40 @@ def make_figures(df, out: str | Path) -> list[Path]:
         sub = ok[ok["grid"] == grid]
         if sub.empty:
             continue
-        fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
-        for method in methods:
+        fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+        for m_i, method in enumerate(methods):
             g = sub[sub["method"] == method].groupby(col)
             for ax, metric in zip(axes, ("locr2", "shd", "topological_divergence")):
                 mean = g[metric].mean()
-                ax.plot(mean.index, mean.values, marker="o", label=method)
+                ax.plot(mean.index, mean.values, marker="o", color=f"C{m_i}",
+                        label=_SHORT.get(method, method))
                 ax.set_xlabel(xlabel)
                 ax.set_ylabel(metric)
                 if grid == "sigma":
                     ax.set_xscale("log")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"Ablation: {xlabel}, d=K=5, setting (1)")
+        fig.suptitle(f"Ablation: {xlabel}, d=K=5, setting (1), mean over seeds")
         fig.tight_layout()
         path = out / f"ablation_{grid}.png"
-        fig.savefig(path, dpi=90)
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        paths.append(path)
+    sub = ok[ok["grid"] == "threshold"]
+    if not sub.empty:
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
+        for r_i, (rule, g) in enumerate(sub.groupby("pruning")):
+            mean = g.groupby("prune_threshold")[["shd", "locr2"]].mean()
+            for ax, metric in zip(axes, ("shd", "locr2")):
+                ax.plot(mean.index, mean[metric], marker="o", color=f"C{r_i}",
+                        label=f"pruning={rule!r}")
+                ax.set_xlabel("prune_threshold")
+                ax.set_ylabel(metric)
+                ax.set_xscale("log")
+        axes[0].legend(fontsize=7)
+        fig.suptitle("CREATOR pruning-threshold sensitivity, d=K=5, setting (1)")
+        fig.tight_layout()
+        path = out / "threshold_sensitivity.png"
+        fig.savefig(path, dpi=dpi)
         plt.close(fig)
         paths.append(path)
     return paths
