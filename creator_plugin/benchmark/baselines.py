@@ -76,6 +76,11 @@ from ..disentangle import disentangling_matrix
 from ..estimator import CREATOR
 from ..preprocessing import reduce_environments
 
+try:  # optional (the ``bench`` extra); imported here so no fit's wall time includes it
+    import lingam
+except ImportError:  # pragma: no cover
+    lingam = None
+
 __all__ = ["METHODS", "fit_creator", "fit_lingcrel", "fit_pca_multigroup_lingam",
            "fit_pooled_ica_lingam"]
 
@@ -235,6 +240,11 @@ def _pca_reduce(X_list: list[np.ndarray], d: int) -> list[np.ndarray]:
     return [pca.transform(x - x.mean(axis=0)) for x in X_list]
 
 
+def _require_lingam() -> None:
+    if lingam is None:
+        raise ImportError("This baseline needs lingam: pip install creator-plugin[bench]")
+
+
 def _lingam_result(
     B: np.ndarray, order, Z_list: list[np.ndarray]
 ) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
@@ -265,8 +275,7 @@ def fit_pca_multigroup_lingam(
     latents : list of ndarray (n_k, d)
     order : list of int
     """
-    import lingam
-
+    _require_lingam()
     Z = _pca_reduce(X_list, n_latent)
     model = lingam.MultiGroupDirectLiNGAM(random_state=random_state).fit(Z)
     B = np.any([np.abs(a) > 0 for a in model.adjacency_matrices_], axis=0).astype(float)
@@ -294,8 +303,7 @@ def fit_pooled_ica_lingam(
     latents : list of ndarray (n_k, d)
     order : list of int
     """
-    import lingam
-
+    _require_lingam()
     Z = _pca_reduce(X_list, n_latent)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
