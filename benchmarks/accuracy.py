@@ -56,18 +56,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scorer", default="ica_consistency")
     parser.add_argument("--pruning", default="residual")
     parser.add_argument("--prune-threshold", type=float, default=None)
+    parser.add_argument(
+        "--n-refine", type=int, default=None,
+        help="CREATOR(n_refine=...); default None (3, or 0 with --scorer hsic)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line")
     args = parser.parse_args(argv)
     res = run_cell(
         args.d, args.K, args.n, args.setting, args.seeds, scorer=args.scorer,
         pruning=args.pruning, prune_threshold=args.prune_threshold,
+        n_refine=args.n_refine,
     )
     if args.json:
         print(json.dumps(res))
         return
     print(
         f"d={args.d} K={args.K} n={args.n} setting {args.setting}, {args.seeds} seeds, "
-        f"scorer={args.scorer}, pruning={args.pruning}"
+        f"scorer={args.scorer}, pruning={args.pruning}, n_refine={args.n_refine}"
     )
     print(f"mean SHD            : {res['mean_shd']:.2f}")
     print(f"mean LocR^2         : {res['mean_locr2']:.3f}")

@@ -6,12 +6,19 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import integrate, optimize, stats
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
 from .independence import SCORERS
 
-__all__ = ["OrderingResult", "ica_directions", "topological_ordering"]
+__all__ = ["OrderingResult", "ica_directions", "joint_direction", "topological_ordering"]
+
+# E[log cosh(nu)] for a standard normal nu: the Gaussian reference of the
+# log-cosh negentropy approximation.
+_GAUSS_LOGCOSH = integrate.quad(
+    lambda t: (np.logaddexp(t, -t) - np.log(2.0)) * stats.norm.pdf(t), -np.inf, np.inf
+)[0]
 
 
 @dataclass
@@ -28,7 +35,9 @@ class OrderingResult:
         ``Ytilde[k][:, i] = X_red[k] @ alphas[:, i]``: the entangled features.
     steps : list of dict
         Per step: candidate scores, the environment each candidate came from,
-        the chosen index, and the gap to the runner-up.
+        the chosen index, the best raw score and the gap to the runner-up;
+        with refinement also ``refined_from`` (candidates re-estimated),
+        ``refined_scores`` and ``joint_corr2`` (see :func:`joint_direction`).
     n_ica_not_converged : int
         How many ICA fits hit ``max_iter``.
     """
@@ -89,34 +98,120 @@ def _residualise(X_red: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return X_red - Z @ coef
 
 
-def _refine_choice(
-    R_list: list[np.ndarray], candidates: np.ndarray, best: int, rng: np.random.Generator,
-    min_corr2: float = 0.9,
-) -> int:
-    """Index of the best estimate of the winning source among all environments.
-
-    Every environment contributes an ICA estimate of the winning source; the
-    consistency score tells which source is a root but not which estimate of
-    it is the most precise. Candidates whose projection correlates with the
-    winner's (corr^2 > ``min_corr2`` pooled over environments) are compared
-    by the linear-time RFF-HSIC score and the smallest wins.
-    """
-    from .independence import hsic_rff_scores
-
-    num = np.zeros(candidates.shape[1])
-    den_c = np.zeros(candidates.shape[1])
-    den_w = 0.0
+def _pooled_corr2(R_list: list[np.ndarray], a: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Squared pooled correlation of the projection on ``a`` with those on B's columns."""
+    num = np.zeros(B.shape[1])
+    den_b = np.zeros(B.shape[1])
+    den_a = 0.0
     for R in R_list:
         sigma = R.T @ R
-        num += candidates.T @ sigma @ candidates[:, best]
-        den_c += np.einsum("ic,ij,jc->c", candidates, sigma, candidates)
-        den_w += candidates[:, best] @ sigma @ candidates[:, best]
-    corr2 = num**2 / np.maximum(den_c * den_w, 1e-300)
-    same = np.flatnonzero(corr2 > min_corr2)
-    if same.size <= 1:
-        return best
-    scores = hsic_rff_scores(R_list, candidates[:, same], rng=rng)
-    return int(same[np.argmin(scores)])
+        num += B.T @ sigma @ a
+        den_b += np.einsum("ic,ij,jc->c", B, sigma, B)
+        den_a += a @ sigma @ a
+    return num**2 / np.maximum(den_b * den_a, 1e-300)
+
+
+def _distinct_best(
+    R_list: list[np.ndarray], candidates: np.ndarray, scores: np.ndarray, n: int,
+    max_corr2: float = 0.9,
+) -> list[int]:
+    """The ``n`` best-scored candidates that extract different sources.
+
+    A candidate counts as the same source as an already picked one when their
+    projections have squared pooled correlation ``>= max_corr2``.
+    """
+    picked: list[int] = []
+    for c in np.argsort(scores, kind="stable"):
+        if not picked or _pooled_corr2(R_list, candidates[:, c], candidates[:, picked]).max() < (
+            max_corr2
+        ):
+            picked.append(int(c))
+        if len(picked) == n:
+            break
+    return picked
+
+
+def joint_direction(
+    R_list: list[np.ndarray], w0: np.ndarray, found: np.ndarray, *, max_iter: int = 200
+) -> tuple[np.ndarray, float]:
+    """Re-estimate one source direction from all environments at once.
+
+    The direction ``w`` of the step's source is the same in every
+    environment (it extracts the same exogenous noise), but the ICA that
+    found it saw one environment only. This maximises the sum over
+    environments of the squared log-cosh negentropy of the standardised
+    projection ``R_k @ w``; the true direction is a stationary point of every
+    term, so of the sum, and the estimate uses all ``sum(n_k)`` rows. A
+    quasi-Newton (BFGS) ascent starts from ``w0``. Directions only matter
+    modulo ``span(found)`` (every residual ``R_k`` annihilates it), so the
+    search runs in its orthogonal complement.
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+        The step's residuals (centred; ``R_k @ found == 0``).
+    w0 : ndarray (d,)
+        Starting direction (the chosen ICA candidate).
+    found : ndarray (d, i)
+        Directions of the sources already found.
+    max_iter : int, default=200
+        BFGS iterations.
+
+    Returns
+    -------
+    w : ndarray (d,)
+        Unit-norm refined direction.
+    corr2 : float
+        Squared pooled correlation between ``R_k @ w`` and ``R_k @ w0`` (small
+        when the ascent left ``w0``'s source for another one; the caller
+        re-scores the result, so that is allowed).
+    """
+    d = w0.shape[0]
+    if found.shape[1]:
+        q, _ = np.linalg.qr(found, mode="complete")
+        basis = q[:, found.shape[1]:]
+    else:
+        basis = np.eye(d)
+    U = [R @ basis for R in R_list]
+    S = [u.T @ u / u.shape[0] for u in U]
+
+    def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = 0.0, np.zeros_like(v)
+        for u, s in zip(U, S):
+            sv = s @ v
+            var = v @ sv
+            t = (u @ v) / np.sqrt(var)
+            excess = np.mean(np.logaddexp(t, -t)) - np.log(2.0) - _GAUSS_LOGCOSH
+            g = np.tanh(t)
+            d_mean = (u.T @ g) / (u.shape[0] * np.sqrt(var)) - np.mean(g * t) * sv / var
+            value += excess**2
+            grad += 2.0 * excess * d_mean
+        return -value, -grad
+
+    v0 = basis.T @ w0
+    v0 = v0 / np.linalg.norm(v0)
+    # Scale the objective to 1 at the start so that BFGS's gradient tolerance
+    # means the same thing whatever the noises' non-Gaussianity.
+    scale = max(-neg_objective(v0)[0], 1e-12)
+
+    def scaled(v: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = neg_objective(v)
+        return value / scale, grad / scale
+
+    with np.errstate(all="ignore"):
+        res = optimize.minimize(
+            scaled, v0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-7}
+        )
+    v = res.x
+    if not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
+        return w0, 0.0
+    num = sum((v0 @ s @ v) for s in S)
+    corr2 = float(num**2 / (sum(v0 @ s @ v0 for s in S) * sum(v @ s @ v for s in S)))
+    w = basis @ v
+    w = w / np.linalg.norm(w)
+    if w @ w0 < 0:
+        w = -w
+    return w, corr2
 
 
 def topological_ordering(
@@ -128,7 +223,7 @@ def topological_ordering(
     ica_tol: float = 1e-5,
     ica_fun: str = "logcosh",
     scorer_options: dict | None = None,
-    refine: bool = True,
+    n_refine: int = 3,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -144,10 +239,13 @@ def topological_ordering(
         Passed to :class:`sklearn.decomposition.FastICA`.
     scorer_options : dict, optional
         Extra keyword arguments for the scorer.
-    refine : bool, default=True
-        Among the candidates (one per environment) that extract the same
-        source as the winner, keep the one that is most independent of its
-        regression residuals by the random-Fourier-feature HSIC.
+    n_refine : int, default=3
+        Re-estimate the ``n_refine`` best-scored candidates that extract
+        different sources from all environments jointly
+        (:func:`joint_direction`), score the re-estimated directions with
+        the same scorer and keep the best. ``0`` runs the paper's step
+        unchanged (the best raw candidate wins). At d=7, K=7, n=1000 this
+        cuts the mean SHD from 5.1 to about 1.1 (BENCHMARKS.md).
 
     Returns
     -------
@@ -181,9 +279,22 @@ def topological_ordering(
         # not hinge on floating-point noise.
         best = int(np.flatnonzero(scores <= scores.min() + 1e-9 * max(1.0, scores.min()))[0])
         alpha = candidates[:, best]
-        if refine and m > 1 and scorer != "hsic":
-            best = _refine_choice(R_list, candidates, best, rng)
-            alpha = candidates[:, best]
+        refined = None
+        if n_refine > 0 and m > 1:
+            starts = _distinct_best(R_list, candidates, scores, n_refine)
+            found = alphas[:, :i]
+            joint = [joint_direction(R_list, candidates[:, c], found) for c in starts]
+            directions = np.column_stack([w for w, _ in joint])
+            refined_scores = score_fn(
+                R_list, directions, ica_dirs, rng=rng, **(scorer_options or {})
+            )
+            win = int(np.argmin(refined_scores))
+            best, alpha = starts[win], directions[:, win]
+            refined = {
+                "refined_from": starts,
+                "refined_scores": refined_scores.tolist(),
+                "joint_corr2": [c2 for _, c2 in joint],
+            }
         alphas[:, i] = alpha
         for k in range(K):
             noises[k][:, i] = R_list[k] @ alpha
@@ -196,6 +307,7 @@ def topological_ordering(
                 "chosen": best,
                 "best_score": float(ranked[0]),
                 "runner_up_gap": float(ranked[1] - ranked[0]) if ranked.size > 1 else None,
+                **(refined or {}),
             }
         )
     entangled = [x @ alphas for x in X_red]

@@ -46,7 +46,7 @@ class Reduction:
 
 
 def reduce_environments(
-    X_list: list[np.ndarray], n_latent: int, *, standardize: bool = True, rank_tol: float = 1e-9
+    X_list: list[np.ndarray], n_latent: int, *, standardize: bool = True, rank_tol: float = 1e-13
 ) -> tuple[list[np.ndarray], Reduction]:
     """Center each environment and project all onto one pooled PCA subspace.
 
