@@ -98,19 +98,6 @@ def _residualise(X_red: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return X_red - Z @ coef
 
 
-def _pooled_corr2(R_list: list[np.ndarray], a: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Squared pooled correlation of the projection on ``a`` with those on B's columns."""
-    num = np.zeros(B.shape[1])
-    den_b = np.zeros(B.shape[1])
-    den_a = 0.0
-    for R in R_list:
-        sigma = R.T @ R
-        num += B.T @ sigma @ a
-        den_b += np.einsum("ic,ij,jc->c", B, sigma, B)
-        den_a += a @ sigma @ a
-    return num**2 / np.maximum(den_b * den_a, 1e-300)
-
-
 def _distinct_best(
     R_list: list[np.ndarray], candidates: np.ndarray, scores: np.ndarray, n: int,
     max_corr2: float = 0.9,
@@ -120,11 +107,14 @@ def _distinct_best(
     A candidate counts as the same source as an already picked one when their
     projections have squared pooled correlation ``>= max_corr2``.
     """
+    # Pooled Gram matrix once: every correlation below is a d x d computation.
+    sigma = sum(R.T @ R for R in R_list)
+    cov = candidates.T @ sigma @ candidates
+    sd = np.sqrt(np.maximum(np.diag(cov), 1e-300))
+    corr2 = (cov / np.outer(sd, sd)) ** 2
     picked: list[int] = []
     for c in np.argsort(scores, kind="stable"):
-        if not picked or _pooled_corr2(R_list, candidates[:, c], candidates[:, picked]).max() < (
-            max_corr2
-        ):
+        if not picked or corr2[c, picked].max() < max_corr2:
             picked.append(int(c))
         if len(picked) == n:
             break
