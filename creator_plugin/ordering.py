@@ -290,18 +290,24 @@ def polish_directions(
         returned unchanged when the ascent breaks down (the directions become
         linearly dependent) or does not increase the contrast.
     info : dict
-        ``contrast_start``, ``contrast``, ``iterations``, ``kept`` (whether
-        the polished directions replaced the start).
+        ``contrast_start``, ``contrast``, ``iterations``, ``evaluations``
+        (of the contrast and its gradient, each ``O(n d^2)`` per
+        environment), ``kept`` (whether the polished directions replaced the
+        start).
     """
     d = alphas.shape[1]
     start = alphas / np.linalg.norm(alphas, axis=0)
     g0 = start.T.ravel()
     value0 = _ordered_contrast(g0, X_red, d)[0]
-    info = {"contrast_start": value0, "contrast": value0, "iterations": 0, "kept": False}
+    info = {
+        "contrast_start": value0, "contrast": value0, "iterations": 0, "evaluations": 1,
+        "kept": False,
+    }
     if d < 2:
         return start, info
     # Scale to 1 at the start, so that the gradient tolerance means the same
-    # thing whatever the noises' non-Gaussianity.
+    # thing whatever the noises' non-Gaussianity. (1e-6: a tighter level only
+    # ends in line-search precision loss at large n, after many evaluations.)
     scale = max(value0, 1e-12)
 
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
@@ -311,12 +317,13 @@ def polish_directions(
     try:
         with np.errstate(all="ignore"):
             res = optimize.minimize(
-                neg, g0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-7}
+                neg, g0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-6}
             )
     except _SingularDirections:
         return start, info
     value = -float(res.fun) * scale
     info["iterations"] = int(res.nit)
+    info["evaluations"] = int(res.nfev)
     if not np.all(np.isfinite(res.x)) or not value > value0:
         return start, info
     out = res.x.reshape(d, d).T
