@@ -117,7 +117,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
         with ``scorer="hsic"`` (the paper's algorithm, unchanged). At d=5,
         K=5, n=1000 it cuts the mean SHD from 0.54 to 0.18 and at d=7, K=7
         from 1.80 to 1.28 (50 seeds, BENCHMARKS.md), for about 0.05 s per
-        fit at n=1000 and 4 s at n=10^5.
+        fit at n=1000 and about 3 s at n=10^5.
     random_state : int, numpy Generator or None, default=None
         Seeds every random choice (ICA initialisations, randomised scorers).
 
