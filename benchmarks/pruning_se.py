@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin.estimator import _pooled_sd
 from creator_plugin.ordering import topological_ordering
 from creator_plugin.preprocessing import reduce_environments
 from creator_plugin.pruning import prune, standardised_coefficients
@@ -48,10 +49,7 @@ def run(d: int, first_seed: int, seeds: int, B: int) -> None:
         truth = sim.adjacency[np.ix_(match, match)] != 0
         X_red, _ = reduce_environments(sim.X, d)
         order = topological_ordering(X_red, random_state=seed)
-        sd = np.sqrt(
-            sum((y**2).sum(axis=0) for y in order.entangled)
-            / sum(len(y) for y in order.entangled)
-        )
+        sd = _pooled_sd(order.entangled)  # the estimator's scale of the features
         entangled = [y / sd for y in order.entangled]
         decisions = _statistics(order.noises, entangled)
         rng = np.random.default_rng(seed)

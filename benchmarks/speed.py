@@ -20,6 +20,7 @@ and the process's peak resident set size.
 from __future__ import annotations
 
 import argparse
+import csv
 import platform
 import resource
 import time
@@ -64,11 +65,10 @@ def compare(
     seeds: int, d: int = 5, K: int = 5, n: int = 1000, setting: int = 1,
     first: int | None = None, per_seed: str | None = None,
 ) -> None:
-    variants = VARIANTS
-    acc = {v: [] for v in variants}
+    acc = {v: [] for v in VARIANTS}
     for seed in range(seeds):
         sim = simulate(d, K, n, setting=setting, random_state=seed)
-        for name, kw in variants.items():
+        for name, kw in VARIANTS.items():
             model, sec = _fit(sim, d, seed, **kw)
             ev = metrics.evaluate(
                 sim.adjacency, sim.Y, model.adjacency_matrix_, model.latents_,
@@ -79,11 +79,13 @@ def compare(
     if first and first < seeds:
         _table(acc, first, d, K, n, setting)
     if per_seed:
-        with open(per_seed, "w") as fh:
-            fh.write("variant,seed,seconds,shd,locr2,correct_order,exact_dag\n")
+        with open(per_seed, "w", newline="") as fh:
+            writer = csv.writer(fh, quoting=csv.QUOTE_NONNUMERIC)
+            writer.writerow(
+                ["variant", "seed", "seconds", "shd", "locr2", "correct_order", "exact_dag"]
+            )
             for name, rows in acc.items():
-                for seed, row in enumerate(rows):
-                    fh.write(f'"{name}",{seed},' + ",".join(str(float(v)) for v in row) + "\n")
+                writer.writerows([name, seed, *map(float, row)] for seed, row in enumerate(rows))
 
 
 def scaling(sizes: list[int], d: int = 5, K: int = 5) -> None:

@@ -27,6 +27,11 @@ _GAUSS_LOGCOSH = integrate.quad(
 )[0]
 
 
+def _logcosh_excess(t: np.ndarray) -> np.ndarray:
+    """Mean log cosh of standardised columns minus its Gaussian value (0 if Gaussian)."""
+    return np.mean(np.logaddexp(t, -t), axis=0) - np.log(2.0) - _GAUSS_LOGCOSH
+
+
 @dataclass
 class OrderingResult:
     """Output of :func:`topological_ordering`.
@@ -182,7 +187,7 @@ def joint_direction(
             sv = s @ v
             var = v @ sv
             t = (u @ v) / np.sqrt(var)
-            excess = np.mean(np.logaddexp(t, -t)) - np.log(2.0) - _GAUSS_LOGCOSH
+            excess = _logcosh_excess(t)
             g = np.tanh(t)
             d_mean = (u.T @ g) / (u.shape[0] * np.sqrt(var)) - np.mean(g * t) * sv / var
             value += excess**2
@@ -243,7 +248,7 @@ def _ordered_contrast(
             raise _SingularDirections from None
         Linv = linalg.solve_triangular(L, eye, lower=True)
         Z = Y @ Linv.T
-        excess = np.mean(np.logaddexp(Z, -Z), axis=0) - np.log(2.0) - _GAUSS_LOGCOSH
+        excess = _logcosh_excess(Z)
         value += float(excess @ excess)
         D = np.tanh(Z) * (2.0 * excess / n)  # dJ/dZ
         # Z = Y N with N = L^{-T}: the direct term, then through L.
@@ -446,7 +451,7 @@ def topological_ordering(
             }
         )
     polish_info = None
-    if polish and d > 1:
+    if polish:
         polished, polish_info = polish_directions(X_red, alphas)
         if polish_info["kept"]:
             alphas = polished
