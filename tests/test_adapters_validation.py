@@ -28,11 +28,9 @@ from creator_plugin.adapters import (
 
 
 @pytest.fixture(scope="module")
-def est():
+def est(fit):
     sim = simulate(n_latent=3, n_environments=4, n_samples=500, random_state=8)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return CREATOR(3, random_state=0).fit(sim.X)
+    return fit(sim.X, 3)
 
 
 ALL_ADAPTERS = [
