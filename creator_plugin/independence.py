@@ -148,10 +148,15 @@ def ica_consistency_scores(
 
 
 def _residual_columns(R: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Columns of R minus their regression on s, without degenerate columns."""
+    """Columns of R minus their regression on s, without degenerate columns.
+
+    A column is degenerate when s explains all of it, judged in the column's
+    own units (never relative to other columns, so rescaling one measurement
+    cannot drop it).
+    """
     var_s = max(s @ s, _EPS)
     res = R - np.outer(s, (R.T @ s) / var_s)
-    keep = res.var(axis=0) > 1e-10 * max(R.var(axis=0).max(), _EPS)
+    keep = res.var(axis=0) > 1e-10 * np.maximum(R.var(axis=0), _EPS)
     return res[:, keep]
 
 

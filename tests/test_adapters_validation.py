@@ -188,6 +188,7 @@ def test_adapter_calls_raise_no_deprecation_warnings(est):
         intervene_observations(est, {"L1": 1.0}, environment=1, n_samples=50)
 
 
+@pytest.mark.slow
 def test_fresh_interpreter_with_deprecation_errors():
     """Imports included: run the adapters under ``-W error::DeprecationWarning``."""
     code = textwrap.dedent(

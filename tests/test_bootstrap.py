@@ -48,6 +48,7 @@ def test_hard_case_spread():
     assert np.any((P > 0.1) & (P < 0.9)), P
 
 
+@pytest.mark.slow
 def test_parallel_equals_serial():
     sim = simulate(3, 3, 800, random_state=2)
     a = bootstrap(sim.X, 6, estimator=CREATOR(3), random_state=5)
