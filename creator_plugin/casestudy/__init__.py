@@ -1,0 +1,6 @@
+"""Case studies on real learned representations.
+
+:mod:`creator_plugin.casestudy.llm` reproduces the CREATOR paper's language-model
+case study offline (``creator casestudy llm``; needs the ``[llm]`` extra).
+Nothing here is imported by ``import creator_plugin``.
+"""
