@@ -1,4 +1,5 @@
-"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``."""
+"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``,
+``creator casestudy``."""
 
 from __future__ import annotations
 
@@ -154,6 +155,14 @@ def _build_parser() -> argparse.ArgumentParser:
         description=bench_cli.DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench_cli.add_arguments(bench)
+
+    from .casestudy import llm as llm_cli
+
+    casestudy = sub.add_parser("casestudy", help="case studies on real representations")
+    study = casestudy.add_subparsers(dest="study", required=True)
+    llm = study.add_parser("llm", help="the paper's language-model case study (needs the "
+                           "[llm] extra)", description=llm_cli.DESCRIPTION)
+    llm_cli.add_arguments(llm)
     return parser
 
 
@@ -163,10 +172,18 @@ def _bench(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _casestudy(args: argparse.Namespace) -> int:
+    from .casestudy.llm import run
+
+    return run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``creator`` command."""
     args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    return {"demo": _demo, "fit": _fit, "bench": _bench}[args.command](args)
+    return {"demo": _demo, "fit": _fit, "bench": _bench, "casestudy": _casestudy}[args.command](
+        args
+    )
 
 
 if __name__ == "__main__":
