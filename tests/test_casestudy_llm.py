@@ -215,9 +215,10 @@ def test_matching_recovers_a_known_permutation():
 
 
 # ------------------------------------------------------------- end to end
+@pytest.mark.slow
 def test_tiny_run_end_to_end(encoder, tmp_path):
     runs, design, timing = llm.run_case_study(seeds=[0], layers=[6], draws=1,
-                                              n_per_style=30, encoder=encoder)
+                                              n_per_style=20, encoder=encoder)
     assert len(runs) == 3 * 3  # 3 representations x 3 methods
     assert set(runs.method) == set(llm.METHODS)
     assert set(runs.representation) == set(llm.REPRESENTATIONS)
@@ -231,15 +232,17 @@ def test_tiny_run_end_to_end(encoder, tmp_path):
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_cli_small_run_writes_results(tmp_path):
     from creator_plugin.cli import main
 
-    assert main(["casestudy", "llm", "--small", "--n-per-style", "20", "--out",
+    assert main(["casestudy", "llm", "--small", "--n-per-style", "10", "--out",
                  str(tmp_path)]) == 0
     for name in ("runs.csv", "design.csv", "table.md", "figure.png"):
         assert (tmp_path / name).stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_import_creator_plugin_does_not_import_torch():
     code = ("import sys, creator_plugin, creator_plugin.casestudy.llm; "
             "print('torch' in sys.modules, 'transformers' in sys.modules)")

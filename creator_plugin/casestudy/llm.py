@@ -15,8 +15,9 @@ Every run -- a corpus seed, an encoder layer, a representation and, for the
 sketched representations, a sketch draw -- fits three methods:
 
 * ``CREATOR``: the estimator with its defaults;
-* ``CREATOR (paper)``: the paper's exact algorithm (exact-HSIC scores, no
-  refinement or polishing, the rank pruning rule with tau = 1);
+* ``CREATOR (paper)``: the paper's algorithm as published,
+  :meth:`creator_plugin.CREATOR.paper` (exact-HSIC scores, no refinement or
+  polishing, the rank test on raw coefficients with tau = 1);
 * ``LiNGCReL``: the reconstruction in :mod:`creator_plugin.benchmark.baselines`.
 
 Representations of a story (and, reduced the same way, of each part alone,
@@ -255,8 +256,7 @@ def fit_method(method: str, X_list: list[np.ndarray], random_state: int) -> dict
     if method == "CREATOR":
         model = CREATOR(3, random_state=random_state)
     elif method == "CREATOR (paper)":
-        model = CREATOR(3, scorer="hsic", n_refine=0, polish=False, pruning="rank",
-                        prune_threshold=1.0, random_state=random_state)
+        model = CREATOR.paper(3, random_state=random_state)
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
     with warnings.catch_warnings(record=True) as caught:
