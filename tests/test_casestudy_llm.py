@@ -219,7 +219,10 @@ def test_matching_recovers_a_known_permutation():
 def test_tiny_run_end_to_end(encoder, tmp_path):
     runs, design, timing = llm.run_case_study(seeds=[0], layers=[6], draws=1,
                                               n_per_style=20, encoder=encoder)
-    assert len(runs) == 3 * 3  # 3 representations x 3 methods
+    # 3 representations x 3 methods, but the paper's algorithm only on p = 30.
+    assert len(runs) == 3 * 3 - 1
+    assert runs[runs.method == "CREATOR (paper)"].representation.tolist() == [
+        "pooled+sketch", "paper sketch"]
     assert set(runs.method) == set(llm.METHODS)
     assert set(runs.representation) == set(llm.REPRESENTATIONS)
     assert runs.shd.between(0, 3).all() and runs.locr2_truth.between(0, 1).all()
