@@ -6,8 +6,8 @@ BG -> ED; the packaged all-MiniLM-L6-v2 encodes them; CREATOR, the paper's
 exact algorithm and LiNGCReL recover three latents and a DAG, which is scored
 after matching the latents to the parts. Needs the ``[llm]`` extra (README).
 
-By default a small run (one corpus of 60 stories per style, layer 6, one
-sketch draw; well under a minute). ``python examples/04_llm_case_study.py
+By default a small run (one corpus of 40 stories per style, layer 6, one
+sketch draw; about 35 s of CPU time). ``python examples/04_llm_case_study.py
 --out DIR`` with no ``--small`` runs the full study behind the table in
 BENCHMARKS.md; any ``creator casestudy llm`` option is accepted.
 """

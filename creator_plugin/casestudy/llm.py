@@ -504,7 +504,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--out", default="casestudy_llm", help="output directory")
     parser.add_argument("--small", action="store_true",
-                        help="a quick check: 1 seed, 60 stories per style, layer 6, 1 draw")
+                        help="a quick check: 1 seed, 40 stories per style, layer 6, 1 draw")
     parser.add_argument("--seeds", type=int, nargs="+", default=None,
                         help="corpus seeds (default 0 1; --small: 0)")
     parser.add_argument("--layers", type=int, nargs="+", default=None,
@@ -512,7 +512,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draws", type=int, default=None,
                         help="sketch draws per corpus and layer (default 3; --small: 1)")
     parser.add_argument("--n-per-style", type=int, default=None,
-                        help="stories per style (default 500; --small: 60)")
+                        help="stories per style (default 500; --small: 40)")
     parser.add_argument("--n-jobs", type=int, default=1,
                         help="joblib workers for the fits (default 1)")
 
@@ -530,11 +530,11 @@ def run(args: argparse.Namespace) -> int:
     seeds = args.seeds or ([0] if small else [0, 1])
     layers = args.layers or ([6] if small else [2, 4, 6])
     draws = args.draws or (1 if small else 3)
-    n = args.n_per_style or (60 if small else 500)
+    n = args.n_per_style or (40 if small else 500)
     bad = [layer for layer in layers if not 0 <= layer <= 6]
-    if bad or draws < 1 or n < 10:
+    if bad or draws < 1 or n < 20:
         print(f"error: need layers in 0..6 (got {layers}), --draws >= 1 (got {draws}) and "
-              f"--n-per-style >= 10 (got {n}).", file=sys.stderr)
+              f"--n-per-style >= 20 (got {n}).", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
