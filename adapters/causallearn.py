@@ -17,15 +17,25 @@ from collections.abc import Sequence
 
 import networkx as nx
 import numpy as np
-from causallearn.graph.GeneralGraph import GeneralGraph
-from causallearn.graph.GraphClass import CausalGraph
-from causallearn.graph.GraphNode import GraphNode
-from causallearn.graph.NodeType import NodeType
-from causallearn.utils.GraphUtils import GraphUtils
 
 from creator_plugin import CREATOR
 
-from ._common import check_node_names, document_latents, resolve_estimator, resolve_names
+from ._common import (
+    check_node_names,
+    document_latents,
+    missing_extra,
+    resolve_estimator,
+    resolve_names,
+)
+
+try:
+    from causallearn.graph.GeneralGraph import GeneralGraph
+    from causallearn.graph.GraphClass import CausalGraph
+    from causallearn.graph.GraphNode import GraphNode
+    from causallearn.graph.NodeType import NodeType
+    from causallearn.utils.GraphUtils import GraphUtils
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "causal-learn", "causallearn") from exc
 
 __all__ = [
     "CreatorGraph",

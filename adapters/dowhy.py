@@ -19,17 +19,22 @@ from functools import wraps
 import networkx as nx
 import numpy as np
 import pandas as pd
-from dowhy import CausalModel, gcm
 
 from ._common import (
     check_nodes_known,
     document_latents,
     latent_dataframe,
+    missing_extra,
     quiet_library_warnings,
     resolve_estimator,
     resolve_names,
 )
 from .graphs import topology
+
+try:
+    from dowhy import CausalModel, gcm
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "DoWhy", "dowhy") from exc
 
 __all__ = [
     "CreatorCausalModel",
