@@ -5,7 +5,7 @@ Submodules (each imports its library only when it is itself imported):
 * :mod:`.causallearn` - :func:`creator` (``cdnod``-style search),
   :class:`CreatorGraph`, :func:`to_general_graph`,
   :func:`general_graph_to_adjacency`, :func:`general_graph_to_networkx`,
-  :func:`to_pydot`.
+  :func:`aligned_general_graph`, :func:`to_pydot`.
 * :mod:`.graphs` - :func:`to_networkx`, :func:`adjacency_from_networkx`,
   :func:`to_pgmpy_dag`, :func:`to_linear_gaussian_bn`.
 * :mod:`.dowhy` - :func:`latent_dataframe`, :func:`to_dowhy_causal_model`,
