@@ -16,6 +16,7 @@ from ._validation import Interval, _as_float_matrix, check_environments, check_o
 from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
 from .independence import SCORER_OPTIONS, SCORERS
 from .pruning import PRUNING_RULES
+from .sem import pooled_sd
 
 __all__ = ["CREATOR", "IdentifiabilityWarning", "WeakEvidenceWarning"]
 
@@ -127,6 +128,9 @@ class CREATOR(TransformerMixin, BaseEstimator):
         training data; ``components_ @ mixing_ == I``).
     mean_ : ndarray (p,)
         Pooled mean of the training data.
+    feature_sd_ : ndarray (p,)
+        Pooled within-environment SD of every training column (the unit of
+        the standardised loadings, :func:`creator_plugin.interpret.loadings`).
     diagnostics_ : dict
         ``"ordering"``: per step the candidate scores, their environments,
         the chosen candidate; ``"polish"``: the joint re-estimation's
@@ -279,6 +283,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
         self.components_ = result.components
         self.mixing_ = result.mixing
         self.mean_ = result.mean
+        self.feature_sd_ = pooled_sd(X_list)
         self.latents_ = result.latents
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights
