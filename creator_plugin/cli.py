@@ -62,6 +62,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     from . import CREATOR
     from .persistence import atomic_output_dir, save
+    from .report import write_fit_report
 
     path = Path(args.data)
     if not path.is_file():
@@ -116,11 +117,13 @@ def _fit(args: argparse.Namespace) -> int:
             diag["environment_labels"] = [str(x) for x in model.environment_labels_]
             (tmp / "diagnostics.json").write_text(json.dumps(diag, indent=2, default=str))
             save(model, tmp / "model.joblib")
-    except FileExistsError as exc:
+            report = write_fit_report(model, [str(c) for c in feats.columns], tmp,
+                                      plots=args.plots)
+    except (FileExistsError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.joblib "
-          f"to {args.out}")
+    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.joblib, "
+          f"{', '.join(p.name for p in report)} to {args.out}")
     print(_format_matrix(model.adjacency_matrix_, names))
     return 0
 
@@ -146,6 +149,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--out", required=True, help="output directory (must not exist)")
     fit.add_argument("--force", action="store_true", help="replace an existing output directory")
     fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")
+    fit.add_argument("--plots", action="store_true",
+                     help="also draw graph.png and loadings.png (needs creator-plugin[plots])")
 
     from .benchmark import cli as bench_cli
 

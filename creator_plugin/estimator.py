@@ -129,8 +129,11 @@ class CREATOR(TransformerMixin, BaseEstimator):
     mean_ : ndarray (p,)
         Pooled mean of the training data.
     feature_sd_ : ndarray (p,)
-        Pooled within-environment SD of every training column (the unit of
-        the standardised loadings, :func:`creator_plugin.interpret.loadings`).
+        Pooled within-environment SD of every training column.
+    feature_latent_cov_ : ndarray (p, d)
+        Pooled within-environment covariance of every training column with
+        every latent. With ``feature_sd_`` it gives the standardised
+        loadings (:func:`creator_plugin.interpret.loadings`).
     diagnostics_ : dict
         ``"ordering"``: per step the candidate scores, their environments,
         the chosen candidate; ``"polish"``: the joint re-estimation's
@@ -284,6 +287,9 @@ class CREATOR(TransformerMixin, BaseEstimator):
         self.mixing_ = result.mixing
         self.mean_ = result.mean
         self.feature_sd_ = pooled_sd(X_list)
+        self.feature_latent_cov_ = sum(
+            (x - x.mean(axis=0)).T @ (L - L.mean(axis=0)) for x, L in zip(X_list, result.latents)
+        ) / sum(x.shape[0] for x in X_list)
         self.latents_ = result.latents
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights

@@ -105,17 +105,16 @@ def loadings(
     ----------
     model : fitted CREATOR or CreatorGraph
     kind : {"pattern", "structure"}, default="pattern"
-        ``"pattern"``: ``mixing_[j, i] * sd(L_i) / sd(x_j)``, the change of
-        measurement j, in its pooled within-environment SDs, when latent i
-        moves by one of its SDs and the other latents stay put. This is
-        the column of the mixing matrix ``H`` in standardised units, so it
+        ``"pattern"``: the coefficients of the within-environment regression
+        of measurement j on all latents, in standardised units: how many of
+        its pooled within-environment SDs measurement j moves when latent i
+        moves by one of its SDs and the other latents stay put. In the model
+        ``x = H y`` this is the column of ``H`` in standardised units, so it
         shows which measurements a latent drives *directly*: use it to name
-        the latents. ``"structure"``: the model-implied pooled
-        within-environment correlation of measurement j with latent i
-        (pattern times the latents' correlation matrix). It also counts
-        what a latent shares with its causes and effects: with
-        ``L1 -> L2``, the measurements of L2 correlate with L1 too, so
-        they can top L1's list.
+        the latents. ``"structure"``: the pooled within-environment
+        correlation of measurement j with latent i. It also counts what a
+        latent shares with its causes and effects: with ``L1 -> L2``, the
+        measurements of L2 correlate with L1 too, so they can top L1's list.
     feature_names : list of str, optional
         Measurement names (default :func:`measurement_names`).
     names : list of str, optional
@@ -130,12 +129,13 @@ def loadings(
 
     Notes
     -----
-    SDs are pooled within environments (``feature_sd_`` for the
-    measurements; the latents have unit pooled within-environment SD by
-    construction), because the environments shift the means and only the
-    within-environment variation is explained by the latents. The
-    structure loadings assume the decoder's residual is uncorrelated with
-    the latents within environments.
+    Everything is within environments (``feature_latent_cov_``,
+    ``feature_sd_`` and the latents' covariance, each pooled over the
+    environments after centring every environment on its own mean): the
+    environments shift the means, and only the variation within an
+    environment is what the latents explain. Pattern loadings can exceed 1
+    in absolute value when latents are correlated; structure loadings
+    cannot.
     """
     if kind not in LOADING_KINDS:
         raise ValueError(f"kind must be one of {LOADING_KINDS}; got {kind!r}.")
@@ -143,13 +143,15 @@ def loadings(
     index = measurement_names(model, feature_names)
     columns = latent_names(model, names)
     sd_x = np.asarray(est.feature_sd_, dtype=float)
+    cov_xl = np.asarray(est.feature_latent_cov_, dtype=float)
     cov_latents = _pooled_within_cov(est.latents_)
     sd_latents = np.sqrt(np.diag(cov_latents))
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "pattern":
-            values = est.mixing_ * sd_latents[None, :] / sd_x[:, None]
+            coefficients = np.linalg.solve(cov_latents, cov_xl.T).T
+            values = coefficients * sd_latents[None, :] / sd_x[:, None]
         else:
-            values = (est.mixing_ @ cov_latents) / np.outer(sd_x, sd_latents)
+            values = cov_xl / np.outer(sd_x, sd_latents)
     values[sd_x == 0, :] = np.nan
     return pd.DataFrame(values, index=pd.Index(index, name="measurement"),
                         columns=pd.Index(columns, name="latent"))
