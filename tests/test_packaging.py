@@ -16,6 +16,8 @@ from creator_plugin.benchmark import cli as bench_cli
     ("causallearn", "causallearn", "to_general_graph", "causallearn"),
 ])
 def test_adapter_without_its_library_names_the_extra(monkeypatch, library, module, name, extra):
+    for loaded in [m for m in sys.modules if m == library or m.startswith(library + ".")]:
+        monkeypatch.setitem(sys.modules, loaded, None)
     monkeypatch.setitem(sys.modules, library, None)
     monkeypatch.delitem(sys.modules, f"creator_plugin.adapters.{module}", raising=False)
     adapters = importlib.import_module("creator_plugin.adapters")
@@ -27,8 +29,9 @@ def test_pgmpy_adapter_without_pgmpy_names_the_extra(sim3, fit, monkeypatch):
     from creator_plugin.adapters import to_pgmpy_dag
 
     model = fit(sim3.X, 3)
+    for loaded in [m for m in sys.modules if m == "pgmpy" or m.startswith("pgmpy.")]:
+        monkeypatch.setitem(sys.modules, loaded, None)
     monkeypatch.setitem(sys.modules, "pgmpy", None)
-    monkeypatch.delitem(sys.modules, "pgmpy.base", raising=False)
     with pytest.raises(ImportError, match=r"creator-plugin\[pgmpy\]"):
         to_pgmpy_dag(model)
 
