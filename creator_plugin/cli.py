@@ -72,6 +72,9 @@ def _read_table(args: argparse.Namespace):
     if not path.is_file():
         raise UserError(f"DATA file {path} does not exist or is not a file.")
     try:
+        with open(path, "rb") as fh:
+            if b"\0" in fh.read(8192):
+                raise UserError(f"{path} is a binary file, not a CSV text file.")
         df = pd.read_csv(path, encoding=args.encoding)
     except UnicodeDecodeError as exc:
         raise UserError(
@@ -88,14 +91,15 @@ def _read_table(args: argparse.Namespace):
     if df.empty:
         raise UserError(f"{path} has a header but no data rows.")
 
-    index = None
     index_col = args.index_col
-    if index_col is None and str(df.columns[0]).startswith("Unnamed: 0"):
-        index_col = df.columns[0]
+    reserved = {args.env_column, index_col}
+    if str(df.columns[0]).startswith("Unnamed: 0"):
+        reserved.add(df.columns[0])
+        index_col = df.columns[0] if index_col is None else index_col
         print(f"note: the first column of {path} has no header (as pandas writes its index); "
-              "it is used as the row index, not as a feature (give it a header to fit it).",
-              file=sys.stderr)
+              "it is not used as a feature (give it a header to fit it).", file=sys.stderr)
     _check_known(df, [args.env_column], "--env-column", path)
+    index = None
     if index_col is not None:
         _check_known(df, [index_col], "--index-col", path)
         if index_col == args.env_column:
@@ -106,7 +110,6 @@ def _read_table(args: argparse.Namespace):
     if n_missing:
         raise UserError(f"--env-column {args.env_column!r} has {n_missing} empty cells; every "
                         "row needs an environment label.")
-    reserved = {args.env_column, index_col}
     if args.columns is not None:
         _check_known(df, args.columns, "--columns", path)
         clash = sorted(set(args.columns) & reserved, key=str)

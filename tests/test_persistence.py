@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from creator_plugin import CREATOR, simulate
-from creator_plugin import persistence
+from creator_plugin import CREATOR, persistence, simulate
 
 
 @pytest.fixture(scope="module")
