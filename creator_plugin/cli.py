@@ -93,11 +93,10 @@ def _read_table(args: argparse.Namespace):
 
     index_col = args.index_col
     reserved = {args.env_column, index_col}
-    if str(df.columns[0]).startswith("Unnamed: 0"):
+    pandas_index = str(df.columns[0]).startswith("Unnamed: 0")
+    if pandas_index:
         reserved.add(df.columns[0])
         index_col = df.columns[0] if index_col is None else index_col
-        print(f"note: the first column of {path} has no header (as pandas writes its index); "
-              "it is not used as a feature (give it a header to fit it).", file=sys.stderr)
     _check_known(df, [args.env_column], "--env-column", path)
     index = None
     if index_col is not None:
@@ -126,6 +125,9 @@ def _read_table(args: argparse.Namespace):
     if non_numeric:
         raise UserError(f"non-numeric feature columns {non_numeric} in {path}; drop them with "
                         "--drop-columns or choose features with --columns.")
+    if pandas_index:
+        print(f"note: the first column of {path} has no header (as pandas writes its index); "
+              "it is not used as a feature (give it a header to fit it).", file=sys.stderr)
     unnamed = [c for c in feats.columns if str(c).startswith("Unnamed: ")]
     if unnamed:
         print(f"warning: feature columns {unnamed} have no header in {path}.", file=sys.stderr)
