@@ -150,14 +150,15 @@ def _align_by_name(X: Sequence, name: str) -> list:
     names = [column_names(x, f"{name}[{k}]") for k, x in enumerate(X)]
     if all(n is None for n in names):
         return list(X)
+    if any(n is None for n in names):
+        named = next(k for k, n in enumerate(names) if n is not None)
+        unnamed = next(k for k, n in enumerate(names) if n is None)
+        raise ValueError(
+            f"{name}[{named}] has column names but {name}[{unnamed}] does not; pass every "
+            "environment as a DataFrame with the same columns, or every one as an array."
+        )
     ref = names[0]
     for k, n in enumerate(names):
-        if n is None or ref is None:
-            named, unnamed = (0, k) if n is None else (k, 0)
-            raise ValueError(
-                f"{name}[{named}] has column names but {name}[{unnamed}] does not; pass every "
-                "environment as a DataFrame with the same columns, or every one as an array."
-            )
         if set(n) != set(ref):
             missing = sorted(set(ref) - set(n))
             extra = sorted(set(n) - set(ref))
@@ -235,6 +236,11 @@ def check_labels(environments, n_rows: int | None = None) -> np.ndarray:
         raise ValueError(
             f"environments must be a vector with one label per row of X "
             f"({n_rows} rows); got shape {labels.shape}."
+        )
+    if any(isinstance(v, (list, tuple, np.ndarray)) for v in labels):
+        raise ValueError(
+            "environments is a ragged nested list; it must be a flat vector with one label "
+            "per row."
         )
     missing = np.asarray(pd.isna(labels), dtype=bool)
     if missing.any():
