@@ -81,6 +81,8 @@ def _read_table(args: argparse.Namespace):
             f"{path} is not {args.encoding} text ({exc.reason} at byte {exc.start}); save it "
             "as UTF-8 or pass --encoding."
         ) from None
+    except LookupError:
+        raise UserError(f"unknown --encoding {args.encoding!r}.") from None
     except pd.errors.EmptyDataError:
         raise UserError(f"{path} is empty.") from None
     except (pd.errors.ParserError, ValueError) as exc:
@@ -90,6 +92,12 @@ def _read_table(args: argparse.Namespace):
         raise UserError(f"cannot read {path}: {exc.strerror or exc}.") from None
     if df.empty:
         raise UserError(f"{path} has a header but no data rows.")
+    return _select_columns(df, args, path)
+
+
+def _select_columns(df, args: argparse.Namespace, path: Path):
+    """Split the table into features, environment labels and the row index (or None)."""
+    import pandas as pd
 
     index_col = args.index_col
     reserved = {args.env_column, index_col}

@@ -245,6 +245,8 @@ def test_bad_csv_is_one_line(tmp_path, capsys, kind, needle):
     (["demo", "--seed", "-1"], "must be >= 0"),
     (["demo", "--n-latent", "x"], "invalid integer"),
     (["fit", "data.csv"], "required"),
+    (["fit", __file__, "--env-column", "lab", "--n-latent", "2", "--out", "o",
+      "--encoding", "klingon"], "unknown --encoding"),
     (["fit", "data.csv", "--env-column", "lab", "--n-latent", "0", "--out", "o"], ">= 1"),
     (["bench", "--seeds", "0"], "--seeds"),
     (["bench", "--n-jobs", "0"], "--n-jobs"),
