@@ -126,6 +126,11 @@ def test_out_current_directory_refused(csv_file, tmp_path, monkeypatch, capsys):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     monkeypatch.chdir(run_dir)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("--out is checked before the fit")
+
+    monkeypatch.setattr(CREATOR, "fit", no_fit)
     assert main(_args(csv_file, ".", "--force")) == 2
     _one_error_line(capsys, "current directory")
     assert list(run_dir.iterdir()) == []
