@@ -7,6 +7,7 @@ import json
 import sys
 import time
 import warnings
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -154,7 +155,10 @@ def _fit(args: argparse.Namespace) -> int:
 
     from . import CREATOR
     from .output_dir import OutputDir
+    from .report import write_fit_report
 
+    if args.plots and find_spec("matplotlib") is None:
+        raise UserError('--plots needs matplotlib: pip install "creator-plugin[plots]".')
     feats, env, index = _read_table(args)
     # Checked before the fit, so a mistake does not cost the fit's time.
     out = OutputDir(args.out, force=args.force, inputs=[args.data])
@@ -199,8 +203,9 @@ def _fit(args: argparse.Namespace) -> int:
         diag["environment_labels"] = [str(x) for x in model.environment_labels_]
         (tmp / "diagnostics.json").write_text(json.dumps(diag, indent=2, default=str))
         model.save(tmp / "model.npz")
-    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz "
-          f"to {out.path}")
+        report = write_fit_report(model, [str(c) for c in feats.columns], tmp, plots=args.plots)
+    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz, "
+          f"{', '.join(p.name for p in report)} to {out.path}")
     print(_format_matrix(model.adjacency_matrix_, names))
     return 0
 
@@ -262,6 +267,8 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="column of row identifiers: not a feature, kept in latents.csv "
                           "(default: a first column without header, as pandas writes its index)")
     fit.add_argument("--encoding", default="utf-8", help="text encoding of DATA")
+    fit.add_argument("--plots", action="store_true",
+                     help="also draw graph.png and loadings.png (needs creator-plugin[plots])")
 
     from .benchmark import cli as bench_cli
 
