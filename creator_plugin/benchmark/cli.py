@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Sequence
+from importlib.util import find_spec
 from pathlib import Path
 
 __all__ = ["DESCRIPTION", "add_arguments", "build_parser", "main", "run"]
@@ -95,6 +97,20 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager:
     return stack
 
 
+def _unwritable(out: Path) -> str | None:
+    """Why the results could not be written to ``out`` (None if they can)."""
+    if out.exists() and not out.is_dir():
+        return "exists and is not a directory"
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"no permission to write in {parent}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``creator bench`` with the given arguments.
 
@@ -129,15 +145,30 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seeds < 1:
         print("error: --seeds must be >= 1", file=sys.stderr)
         return 2
+    if args.n_jobs == 0:
+        print("error: --n-jobs must not be 0 (1 for serial, -1 for all cores)", file=sys.stderr)
+        return 2
+    problem = _unwritable(Path(args.out))
+    if problem:  # found now, not after hours of fits
+        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
 
     import pandas as pd
 
-    from .baselines import METHODS
+    from .baselines import DEFAULT_METHODS, METHODS, REQUIRES
     from .grid import ablation_grid, full_grid, paper_grid, quick_grid, run_grid
 
     unknown = [m for m in args.methods or () if m not in METHODS]
     if unknown:
         print(f"error: unknown methods {unknown}; available: {list(METHODS)}", file=sys.stderr)
+        return 2
+    needed = {REQUIRES[m] for m in args.methods or DEFAULT_METHODS if m in REQUIRES}
+    if not args.no_figures:
+        needed.add("matplotlib")
+    missing = sorted(m for m in needed if find_spec(m) is None)
+    if missing:
+        print(f"error: creator bench needs {', '.join(missing)}, which is not installed: "
+              'pip install "creator-plugin[bench]"', file=sys.stderr)
         return 2
 
     if args.quick:

@@ -7,7 +7,7 @@ exact algorithm and LiNGCReL recover three latents and a DAG, which is scored
 after matching the latents to the parts. Needs the ``[llm]`` extra (README).
 
 By default a small run (one corpus of 40 stories per style, layer 6, one
-sketch draw; about 35 s of CPU time). ``python examples/04_llm_case_study.py
+sketch draw; about 35 s of CPU time). ``python examples/05_llm_case_study.py
 --out DIR`` with no ``--small`` runs the full study behind the table in
 BENCHMARKS.md; any ``creator casestudy llm`` option is accepted.
 """
