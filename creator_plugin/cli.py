@@ -1,4 +1,5 @@
-"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``."""
+"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``,
+``creator casestudy``."""
 
 from __future__ import annotations
 
@@ -277,11 +278,25 @@ def _build_parser() -> argparse.ArgumentParser:
         description=bench_cli.DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench_cli.add_arguments(bench)
+
+    from .casestudy import llm as llm_cli
+
+    casestudy = sub.add_parser("casestudy", help="case studies on real representations")
+    study = casestudy.add_subparsers(dest="study", required=True)
+    llm = study.add_parser("llm", help="the paper's language-model case study (needs the "
+                           "[llm] extra)", description=llm_cli.DESCRIPTION)
+    llm_cli.add_arguments(llm)
     return parser
 
 
 def _bench(args: argparse.Namespace) -> int:
     from .benchmark.cli import run
+
+    return run(args)
+
+
+def _casestudy(args: argparse.Namespace) -> int:
+    from .casestudy.llm import run
 
     return run(args)
 
@@ -292,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
-        return {"demo": _demo, "fit": _fit, "bench": _bench}[args.command](args)
+        return {"demo": _demo, "fit": _fit, "bench": _bench, "casestudy": _casestudy}[
+            args.command](args)
     except (UserError, OutputDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except OSError as exc:
