@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from ._random import as_generator
+
 __all__ = ["Simulation", "simulate", "WEIGHT_DISTRIBUTIONS", "NOISE_DISTRIBUTIONS"]
 
 # The paper's Table "Distributions and their parameters" for the edge weights.
@@ -163,7 +165,7 @@ def simulate(
     Chi2(1), Chi2(3), Gamma(3,1)). ``H`` has standard normal entries
     (``mixing="gaussian"``) or one non-zero entry per row (``"pure"``).
     """
-    rng = np.random.default_rng(random_state)
+    rng = as_generator(random_state)
     d, K = int(n_latent), int(n_environments)
     if d < 1 or K < 1:
         raise ValueError("n_latent and n_environments must be >= 1.")

@@ -389,3 +389,13 @@ def test_csv_workload_errors_name_the_option(tmp_path):
         read_csv_workload(data, "lab", adj, str(tmp_path / "miss.csv"))
     with pytest.raises(ValueError, match="--data: file .* does not exist"):
         read_csv_workload(str(tmp_path / "none.csv"), "lab", adj)
+
+
+def test_gin_without_causal_learn_names_the_extra(monkeypatch, capsys, tmp_path):
+    from creator_plugin.benchmark import cli as bench_cli
+
+    monkeypatch.setattr(bench_cli, "find_spec", lambda name: None if name == "causallearn"
+                        else object())
+    assert main(["--d", "2", "--methods", "CREATOR", "GIN", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "causallearn" in err and 'creator-plugin[bench]' in err

@@ -92,8 +92,8 @@ try:  # optional (the ``bench`` extra); imported here so no fit's wall time incl
 except ImportError:  # pragma: no cover
     lingam = None
 
-__all__ = ["DEFAULT_METHODS", "METHODS", "fit_creator", "fit_creator_paper", "fit_lingcrel",
-           "fit_pca_multigroup_lingam", "fit_pooled_ica_lingam"]
+__all__ = ["DEFAULT_METHODS", "METHODS", "REQUIRES", "fit_creator", "fit_creator_paper",
+           "fit_lingcrel", "fit_pca_multigroup_lingam", "fit_pooled_ica_lingam"]
 
 
 Fit = Callable[..., tuple[np.ndarray, list[np.ndarray], list[int]]]
@@ -355,6 +355,13 @@ METHODS: dict[str, Fit] = {
     "PCA+MultiGroupDirectLiNGAM": fit_pca_multigroup_lingam,
     "PCA+ICA-LiNGAM (pooled)": fit_pooled_ica_lingam,
     "GIN": fit_gin,
+}
+
+#: Modules a method needs beyond the core dependencies (the ``bench`` extra).
+REQUIRES: dict[str, str] = {
+    "PCA+MultiGroupDirectLiNGAM": "lingam",
+    "PCA+ICA-LiNGAM (pooled)": "lingam",
+    "GIN": "causallearn",
 }
 
 #: The methods a grid runs when none are named (the paper preset's exact HSIC

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Sequence
+from importlib.util import find_spec
 from pathlib import Path
 
 __all__ = ["DESCRIPTION", "add_arguments", "build_parser", "main", "run"]
@@ -243,6 +245,20 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager:
     return stack
 
 
+def _unwritable(out: Path) -> str | None:
+    """Why the results could not be written to ``out`` (None if they can)."""
+    if out.exists() and not out.is_dir():
+        return "exists and is not a directory"
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"no permission to write in {parent}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``creator bench`` with the given arguments.
 
@@ -277,10 +293,17 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seeds < 1:
         print("error: --seeds must be >= 1", file=sys.stderr)
         return 2
+    if args.n_jobs == 0:
+        print("error: --n-jobs must not be 0 (1 for serial, -1 for all cores)", file=sys.stderr)
+        return 2
+    problem = _unwritable(Path(args.out))
+    if problem:  # found now, not after hours of fits
+        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
 
     import pandas as pd
 
-    from .baselines import DEFAULT_METHODS, METHODS
+    from .baselines import DEFAULT_METHODS, METHODS, REQUIRES
     from .grid import run_grid
     from .methods import resolve_methods, time_limits_for
 
@@ -296,6 +319,14 @@ def run(args: argparse.Namespace) -> int:
         time_limits_for(names, time_limit)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    needed = {REQUIRES[m] for m in names if m in REQUIRES}
+    if not args.no_figures:
+        needed.add("matplotlib")
+    missing = sorted(m for m in needed if find_spec(m) is None)
+    if missing:
+        print(f"error: creator bench needs {', '.join(missing)}, which is not installed: "
+              'pip install "creator-plugin[bench]"', file=sys.stderr)
         return 2
     seeds = args.seeds if args.seeds is not None else default_seeds
     start = time.perf_counter()

@@ -4,7 +4,8 @@ With true latents, estimated latents are matched to true nodes by the
 matching of :mod:`creator_plugin.metrics` (maximum total LocR², Hungarian
 algorithm) and every metric is computed under that one matching. When the
 method returns as many latents as the truth has nodes this is
-:func:`creator_plugin.metrics.evaluate` itself. When it returns ``m != d``
+:func:`creator_plugin.metrics.evaluate` itself (the matching of
+:func:`creator_plugin.metrics.align_to_truth`). When it returns ``m != d``
 (GIN finds its own number of clusters) the same LocR² matrix and criterion
 match ``min(m, d)`` pairs, and:
 
