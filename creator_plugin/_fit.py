@@ -16,7 +16,7 @@ from .disentangle import disentangling_matrix
 from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
-from .pruning import paper_coefficients, prune, standardised_coefficients
+from .pruning import paper_coefficients, paper_scales, prune, standardised_coefficients
 from .sem import SEMParameters, pooled_sd, regression_matrices, sem_parameters
 
 __all__ = ["FitResult", "FitWarning", "fit_arrays"]
@@ -72,7 +72,8 @@ class FitResult:
         Entangled features, scaled to unit pooled within-environment SD.
     coefficients : ndarray (K, d, d)
         The coefficients the pruning rule tested (standardised, or the
-        paper's raw ones for ``pruning="rank_raw"``).
+        paper's raw ones for ``pruning="rank_raw"``, which the
+        disentanglement then also uses, as the paper does).
     decisions : list of dict
         Every pruning decision.
     warnings : list of FitWarning
@@ -168,7 +169,13 @@ def fit_arrays(
     # Step 3: disentanglement, then the sign and scale convention: unit pooled
     # within-environment variance and positive pooled covariance with the
     # entangled feature of the same position.
-    C = disentangling_matrix(B, adjacency)
+    if pruning == "rank_raw":
+        # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
+        # the coordinates of the raw features (paper_scales); map its C to `entangled`.
+        raw = pooled_sd(order.entangled) * paper_scales(order.noises, reference)
+        C = raw[:, None] * disentangling_matrix(tested, adjacency)
+    else:
+        C = disentangling_matrix(B, adjacency)
     Yc = [y @ C for y in entangled]
     cov = sum((y * yc).sum(axis=0) for y, yc in zip(entangled, Yc))
     C = C * (np.where(cov < 0, -1.0, 1.0) / pooled_sd(Yc))

@@ -13,7 +13,9 @@ import numpy as np
 
 from .sem import pooled_innovation_sd, regression_matrices
 
-__all__ = ["PRUNING_RULES", "paper_coefficients", "prune", "standardised_coefficients"]
+__all__ = [
+    "PRUNING_RULES", "paper_coefficients", "paper_scales", "prune", "standardised_coefficients",
+]
 
 #: Edge decision rules. ``"residual"`` and ``"rank"`` work on the scale-free
 #: coefficients of :func:`standardised_coefficients`; ``"rank_raw"`` is the
@@ -43,6 +45,27 @@ def standardised_coefficients(
     return B * innov[None, None, :] / z_sd[None, :, None]
 
 
+def paper_scales(noises: list[np.ndarray], reference: list[int]) -> np.ndarray:
+    """Factor per direction that gives its noise unit variance in its reference environment.
+
+    In the paper every direction is a row of an ICA unmixing matrix, so the
+    noise it extracts has unit variance in the environment whose ICA found
+    it; multiplying direction i (its noise and its feature) by ``c[i]``
+    restores that scale.
+
+    Parameters
+    ----------
+    noises : list of ndarray (n_k, d)
+    reference : list of int
+        For every position, the environment that proposed its direction.
+
+    Returns
+    -------
+    c : ndarray (d,)
+    """
+    return 1.0 / np.array([noises[e][:, i].std() for i, e in enumerate(reference)])
+
+
 def paper_coefficients(
     noises: list[np.ndarray], entangled: list[np.ndarray], reference: list[int]
 ) -> np.ndarray:
@@ -50,8 +73,9 @@ def paper_coefficients(
 
     In the paper every direction is a row of an ICA unmixing matrix, so the
     noise it extracts has unit variance in the environment whose ICA found
-    it. This rescales every direction that way (noise i to unit variance in
-    environment ``reference[i]``) and regresses the noises on the features.
+    it. This rescales every direction that way (:func:`paper_scales`: noise i
+    to unit variance in environment ``reference[i]``) and regresses the
+    noises on the features.
     The result is not scale-free: it changes with the environment that
     proposed each direction, which is why the default rules standardise.
 
@@ -62,7 +86,7 @@ def paper_coefficients(
     reference : list of int
         For every position, the environment that proposed its direction.
     """
-    c = 1.0 / np.array([noises[e][:, i].std() for i, e in enumerate(reference)])
+    c = paper_scales(noises, reference)
     return regression_matrices([Z * c for Z in noises], [Y * c for Y in entangled])
 
 

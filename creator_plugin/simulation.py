@@ -103,6 +103,8 @@ def simulate(
     noise_shape: float | None = None,
     noise_scale_range: tuple[float, float] = (0.5, 1.5),
     measurement_noise: float = 0.0,
+    mixing: str = "gaussian",
+    indicators_per_latent: int = 3,
     random_state=None,
 ) -> Simulation:
     """Simulate the paper's linear latent SEM over K environments.
@@ -136,6 +138,19 @@ def simulate(
     measurement_noise : float, default=0.0
         SD of independent Gaussian noise added to every observed column,
         relative to that column's SD.
+    mixing : {"gaussian", "pure"}, default="gaussian"
+        The mixing matrix H. ``"gaussian"``: standard normal entries, so
+        every measurement mixes all latents (the paper's workload).
+        ``"pure"``: a pure measurement model, the assumption of latent-
+        variable methods such as GIN: every measurement has exactly one
+        latent parent, with loading ``+-U(0.5, 1.5)``, and latent ``l`` has
+        ``indicators_per_latent`` of them (measurements ``l * m, ...,
+        (l + 1) * m - 1`` for ``m = indicators_per_latent``), so ``p = d *
+        m``. Pure indicators are exactly collinear unless
+        ``measurement_noise > 0``.
+    indicators_per_latent : int, default=3
+        Measurements per latent with ``mixing="pure"`` (at least 1; GIN
+        needs at least 2). Ignored with ``mixing="gaussian"``.
     random_state : int, Generator or None
 
     Returns
@@ -147,13 +162,27 @@ def simulate(
     Weights: each ``W_k = A * M_k`` with ``M_k`` drawn entrywise from one law
     picked at random per environment from the paper's table (Laplace(0,1),
     Exponential(1), Uniform(0,1), Gumbel(0,1), Beta(0.5,0.5), Gamma(1,1),
-    Chi2(1), Chi2(3), Gamma(3,1)). ``H`` has standard normal entries.
+    Chi2(1), Chi2(3), Gamma(3,1)). ``H`` has standard normal entries
+    (``mixing="gaussian"``) or one non-zero entry per row (``"pure"``).
     """
     rng = as_generator(random_state)
     d, K = int(n_latent), int(n_environments)
-    p = d if n_features is None else int(n_features)
     if d < 1 or K < 1:
         raise ValueError("n_latent and n_environments must be >= 1.")
+    if mixing not in ("gaussian", "pure"):
+        raise ValueError(f"mixing must be 'gaussian' or 'pure', got {mixing!r}.")
+    if mixing == "pure":
+        m = int(indicators_per_latent)
+        if m < 1:
+            raise ValueError(f"indicators_per_latent must be >= 1, got {indicators_per_latent!r}.")
+        if n_features is not None and int(n_features) != d * m:
+            raise ValueError(
+                f"n_features={n_features} contradicts mixing='pure' with "
+                f"indicators_per_latent={m}: p must be n_latent * indicators_per_latent = {d * m}."
+            )
+        p = d * m
+    else:
+        p = d if n_features is None else int(n_features)
     if p < d:
         raise ValueError(f"n_features={p} must be >= n_latent={d}.")
     if setting not in (1, 2):
@@ -175,7 +204,7 @@ def simulate(
         if d > len(law_names):
             per_node += [f"gennorm{1 + 0.25 * j}" for j in range(d - len(law_names))]
     W, Om, Y, Z, X, laws, wlaws = [], [], [], [], [], [], []
-    H = rng.standard_normal((p, d))
+    H = rng.standard_normal((p, d)) if mixing == "gaussian" else _pure_mixing(rng, d, m)
     for k in range(K):
         wl = wnames[rng.integers(len(wnames))]
         wlaws.append(wl)
@@ -204,8 +233,19 @@ def simulate(
         n_latent=d, n_environments=K, n_samples=sizes, n_features=p, setting=setting,
         edge_prob=edge_prob, weight_scale=weight_scale, noise_shape=noise_shape,
         noise_scale_range=noise_scale_range, measurement_noise=measurement_noise,
+        mixing=mixing,
     )
+    if mixing == "pure":
+        params["indicators_per_latent"] = m
     return Simulation(X, A, W, Om, H, Y, Z, order, laws, wlaws, params)
+
+
+def _pure_mixing(rng: np.random.Generator, d: int, m: int) -> np.ndarray:
+    """``(d * m, d)``: row ``j`` loads on latent ``j // m`` only, with ``+-U(0.5, 1.5)``."""
+    H = np.zeros((d * m, d))
+    rows = np.arange(d * m)
+    H[rows, rows // m] = rng.uniform(0.5, 1.5, d * m) * rng.choice([-1.0, 1.0], d * m)
+    return H
 
 
 def _draw(law: str, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -4,8 +4,11 @@ Every method is a function ``fit(X_list, n_latent, random_state, **kwargs) ->
 (adjacency, latents, order)``: ``adjacency[i, j] == 1`` iff ``i -> j`` (this
 project's convention; lingam's matrices are transposed on the way in) over
 the method's own latent labels, ``latents`` a list of ``(n_k, d)`` arrays (one
-per environment) and ``order`` a topological order of those labels.
-:data:`METHODS` maps the benchmark's names to them.
+per environment) and ``order`` a topological order of those labels (the
+protocol, and how other methods are named, is in
+:mod:`creator_plugin.benchmark.methods`). :data:`METHODS` maps the
+benchmark's built-in names to them; causal-learn's GIN is
+:func:`creator_plugin.benchmark.gin.fit_gin`.
 
 LiNGCReL, reconstructed
 -----------------------
@@ -56,10 +59,16 @@ variables, so the latent estimate of node i is PCA coordinate i; the
 estimated structure labels the graph and order over those coordinates but
 cannot re-mix them. Both therefore share the same latents, hence the same
 LocR^2 on the same data (LocR^2 does not depend on the estimated graph); it
-measures how far PCA alone gets. causal-learn's GIN is not included: its
-model needs every latent to have at least two pure measured children, which
-the paper's workload (p = d, every measurement a mixture of all latents) does
-not have.
+measures how far PCA alone gets.
+
+GIN
+---
+causal-learn's GIN (``"GIN"``, :mod:`creator_plugin.benchmark.gin`) needs a
+pure measurement model -- every latent with at least two measurements that
+have no other latent parent -- which the paper's workload (every measurement
+a mixture of all latents) does not have; ``simulate(..., mixing="pure")``
+does. It is slow (``O(n^2)`` tests over subsets of the measurements) and runs
+under a per-fit time limit.
 """
 
 from __future__ import annotations
@@ -76,6 +85,7 @@ from .. import CREATOR
 from .._random import draw_seed
 from ..disentangle import disentangling_matrix
 from ..preprocessing import reduce_environments
+from .gin import fit_gin
 
 try:  # optional (the ``bench`` extra); imported here so no fit's wall time includes it
     import lingam
@@ -344,16 +354,18 @@ METHODS: dict[str, Fit] = {
     "LiNGCReL": fit_lingcrel,
     "PCA+MultiGroupDirectLiNGAM": fit_pca_multigroup_lingam,
     "PCA+ICA-LiNGAM (pooled)": fit_pooled_ica_lingam,
+    "GIN": fit_gin,
 }
 
 #: Modules a method needs beyond the core dependencies (the ``bench`` extra).
 REQUIRES: dict[str, str] = {
     "PCA+MultiGroupDirectLiNGAM": "lingam",
     "PCA+ICA-LiNGAM (pooled)": "lingam",
+    "GIN": "causallearn",
 }
 
 #: The methods a grid runs when none are named (the paper preset's exact HSIC
-#: is slow: name it to run it).
+#: and GIN are slow: name them to run them).
 DEFAULT_METHODS: tuple[str, ...] = (
     "CREATOR", "LiNGCReL", "PCA+MultiGroupDirectLiNGAM", "PCA+ICA-LiNGAM (pooled)",
 )

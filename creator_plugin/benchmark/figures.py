@@ -85,6 +85,55 @@ def _ablation_table(sub, col: str, label: str) -> str:
     return _table([label, *[f"{v:g}" for v in values]], rows)
 
 
+#: Cell keys shown by the generic per-cell table (when present in the rows).
+_CELL_KEYS = ("data", "n_latent", "n_environments", "n_samples", "n_features", "setting",
+              "edge_prob", "measurement_noise", "mixing", "indicators_per_latent",
+              "weight_scale", "noise_shape", "pruning", "prune_threshold", "tau")
+_HEADERS = {"n_latent": "d", "n_environments": "K", "n_samples": "n", "n_features": "p",
+            "edge_prob": "edge prob.", "measurement_noise": "meas. noise",
+            "indicators_per_latent": "indicators", "weight_scale": "σ", "noise_shape": "β",
+            "prune_threshold": "level", "tau": "τ"}
+
+
+def _fmt(v, fmt: str) -> str:
+    return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else fmt.format(v)
+
+
+def _key_str(v) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "–"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _cell_table(sub) -> str:
+    """One row per (cell, method): fit counts by status and the mean metrics of the ok fits."""
+    keys = [k for k in _CELL_KEYS if k in sub and sub[k].notna().any()]
+    keys = [k for k in keys if sub[k].astype(str).nunique() > 1 or k in ("data", "n_latent")]
+    methods = _methods(sub)
+    rows = []
+    groups = sub.groupby([*keys, "method"], sort=False, dropna=False) if keys else \
+        sub.groupby("method", sort=False)
+    for key, g in sorted(groups, key=lambda kg: methods.index(kg[0][-1] if keys else kg[0])):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = _ok(g)
+        counts = "/".join(str(int((g["status"] == st).sum())) for st in ("ok", "failed", "timeout"))
+
+        def mean(col, ok=ok):
+            return ok[col].astype(float).mean() if col in ok and len(ok) else float("nan")
+
+        rows.append([
+            _SHORT.get(key[-1], key[-1]), *[_key_str(v) for v in key[:-1]], counts,
+            _fmt(mean("shd"), "{:.2f}"), _fmt(mean("locr2"), "{:.3f}"),
+            _fmt(mean("topological_divergence"), "{:.2f}"), _fmt(mean("exact_dag"), "{:.2f}"),
+            _fmt(mean("correct_order"), "{:.2f}"), _fmt(mean("shd_min_relabel"), "{:.2f}"),
+            _fmt(mean("n_est_latents"), "{:.1f}"), _fmt(mean("seconds"), "{:.3g}"),
+        ])
+    header = ["method", *[_HEADERS.get(k, k) for k in keys], "fits ok/failed/timeout",
+              "mean SHD", "mean LocR²", "mean D_top", "exact DAG", "correct order",
+              "SHD up to relabelling", "latents found", "s/fit"]
+    return _table(header, rows)
+
+
 def _threshold_table(sub) -> str:
     rows = []
     for (rule, t), g in sub.groupby(["pruning", "prune_threshold"]):
@@ -133,16 +182,18 @@ def summary_markdown(df) -> str:
     str
         Sections present in the results, in this order: main grid (mean SHD
         / mean LocR², best per row in bold), exact-DAG share / correct-order
-        share / seconds per fit, the sigma and beta ablations, the pruning
-        threshold sensitivity, and the count of failed fits with their
-        errors.
+        share / seconds per fit, the sigma and beta ablations (per K), the
+        pruning threshold sensitivity, the paper's tau table, one per-cell
+        table for every other grid (simulated cells of your choice, your
+        data), and the count of failed and timed-out fits with their errors.
+        All metrics are aligned to the truth through the LocR² matching
+        (:mod:`creator_plugin.benchmark.scoring`).
     """
     ok = _ok(df)
     parts = []
-    seeds = ok.groupby(["grid", "method"] + [c for c in ("n_latent", "n_environments",
-                                                         "setting") if c in ok])["seed"]
+    by = ["grid", "method"] + [c for c in ("n_latent", "n_environments", "setting") if c in ok]
     if len(ok):
-        counts = seeds.count()
+        counts = ok.groupby(by, dropna=False)["seed"].count()
         parts.append(f"Seeds per cell and method: {counts.min()}–{counts.max()} "
                      f"(successful fits).")
     main = ok[ok["grid"] == "main"]
@@ -153,19 +204,28 @@ def summary_markdown(df) -> str:
     for grid, col, label in (("sigma", "weight_scale", "weight scale σ"),
                              ("beta", "noise_shape", "noise shape β (2 = Gaussian)")):
         sub = ok[ok["grid"] == grid]
-        if len(sub):
-            parts += [f"### Ablation: {label} (d = K = 5, setting 1)",
-                      _ablation_table(sub, col, label)]
+        for (d, K), g in (sub.groupby(["n_latent", "n_environments"]) if len(sub) else ()):
+            parts += [f"### Ablation: {label} (d = {d}, K = {K}, setting 1)",
+                      _ablation_table(g, col, label)]
     sub = ok[ok["grid"] == "threshold"]
     if len(sub):
         parts += ["### CREATOR pruning-threshold sensitivity (d = K = 5, setting 1)",
                   _threshold_table(sub)]
+    sub = df[df["grid"] == "tau"]
+    if len(sub):
+        parts += ["### The paper's τ table: the paper preset at every τ, the default beside "
+                  "it (same data)", _cell_table(sub)]
+    for grid in dict.fromkeys(df["grid"]):
+        if grid not in ("main", "sigma", "beta", "threshold", "tau"):
+            parts += [f"### Grid {grid!r}: per cell and method (metrics: mean over the ok fits)",
+                      _cell_table(df[df["grid"] == grid])]
     failed = df[df["status"] != "ok"]
-    tail = f"Failed fits: {len(failed)}"
+    n_timeout = int((df["status"] == "timeout").sum())
+    tail = f"Failed fits: {len(failed) - n_timeout}; timed out: {n_timeout}"
     if len(failed):
-        errs = failed.groupby(["method", "error"]).size().reset_index(name="n")
-        tail += "\n\n" + _table(["method", "error", "count"],
-                                [[r.method, str(r.error)[:120], str(r.n)]
+        errs = failed.groupby(["method", "status", "error"]).size().reset_index(name="n")
+        tail += "\n\n" + _table(["method", "status", "error", "count"],
+                                [[r.method, r.status, str(r.error)[:120], str(r.n)]
                                  for r in errs.itertuples()])
     parts.append(tail)
     return "\n\n".join(parts) + "\n"
@@ -192,8 +252,10 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
 
     * ``main_<locr2|shd>_setting<s>_K<d|2d>.png``: box plots of LocR² and SHD
       per d, one box per method (whiskers 1.5 IQR, no fliers, triangle = mean);
-    * ``ablation_sigma.png`` / ``ablation_beta.png``: mean LocR², SHD and
+    * ``ablation_<sigma|beta>_K<d|2d>.png``: mean LocR², SHD and
       topological divergence against the weight scale / noise shape;
+    * ``tau_table.png``: the paper preset's mean SHD and LocR² against tau,
+      the default as a horizontal line;
     * ``threshold_sensitivity.png``: CREATOR's mean SHD and LocR² against
       the pruning level, one curve per rule.
 
@@ -242,24 +304,42 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
                 paths.append(path)
     for grid, col, xlabel in (("sigma", "weight_scale", "weight scale σ"),
                               ("beta", "noise_shape", "noise shape β (2 = Gaussian)")):
-        sub = ok[ok["grid"] == grid]
-        if sub.empty:
-            continue
-        fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
-        for m_i, method in enumerate(methods):
-            g = sub[sub["method"] == method].groupby(col)
-            for ax, metric in zip(axes, ("locr2", "shd", "topological_divergence")):
-                mean = g[metric].mean()
-                ax.plot(mean.index, mean.values, marker="o", color=f"C{m_i}",
-                        label=_SHORT.get(method, method))
-                ax.set_xlabel(xlabel)
-                ax.set_ylabel(metric)
-                if grid == "sigma":
-                    ax.set_xscale("log")
+        cells = ok[ok["grid"] == grid]
+        for (d, K), sub in (cells.groupby(["n_latent", "n_environments"]) if len(cells) else ()):
+            fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+            for m_i, method in enumerate(methods):
+                g = sub[sub["method"] == method].groupby(col)
+                for ax, metric in zip(axes, ("locr2", "shd", "topological_divergence")):
+                    mean = g[metric].mean()
+                    ax.plot(mean.index, mean.values, marker="o", color=f"C{m_i}",
+                            label=_SHORT.get(method, method))
+                    ax.set_xlabel(xlabel)
+                    ax.set_ylabel(metric)
+                    if grid == "sigma":
+                        ax.set_xscale("log")
+            axes[0].legend(fontsize=7)
+            fig.suptitle(f"Ablation: {xlabel}, d={d}, K={K}, setting (1), mean over seeds")
+            fig.tight_layout()
+            path = out / f"ablation_{grid}_K{_k_label(K, d)}.png"
+            fig.savefig(path, dpi=dpi)
+            plt.close(fig)
+            paths.append(path)
+    sub = ok[ok["grid"] == "tau"]
+    if not sub.empty:
+        paper = sub[sub["method"] == "CREATOR (paper)"].groupby("tau")[["shd", "locr2"]].mean()
+        default = sub[sub["method"] == "CREATOR"][["shd", "locr2"]].mean()
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
+        for ax, metric, label in zip(axes, ("shd", "locr2"), ("mean SHD", "mean LocR²")):
+            ax.plot(paper.index, paper[metric], marker="o", color="C1",
+                    label="CREATOR (paper), raw-coefficient rank rule at τ")
+            if not np.isnan(default[metric]):
+                ax.axhline(default[metric], color="C0", label="CREATOR default")
+            ax.set_xlabel("τ")
+            ax.set_ylabel(label)
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"Ablation: {xlabel}, d=K=5, setting (1), mean over seeds")
+        fig.suptitle("The paper's τ table, same data for all (d=K=5, n=1000, setting 1)")
         fig.tight_layout()
-        path = out / f"ablation_{grid}.png"
+        path = out / "tau_table.png"
         fig.savefig(path, dpi=dpi)
         plt.close(fig)
         paths.append(path)

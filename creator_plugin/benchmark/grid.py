@@ -11,8 +11,13 @@ A *cell* is a flat dict. Its keys are
   those methods (the threshold-sensitivity cells only make sense for CREATOR);
 * optionally ``"seeding"``: ``"hash"`` (default) or ``"seed"``, how the data
   seed is derived (see :func:`data_seed`);
+* optionally ``"workload"``: a
+  :class:`~creator_plugin.benchmark.workloads.DataWorkload` (a user's data
+  with its truth) instead of simulated data; the seeds then only vary the
+  methods' ``random_state``;
 * any other key is passed to the method as a keyword argument (for example
-  ``prune_threshold`` and ``pruning`` for CREATOR).
+  ``prune_threshold`` and ``pruning`` for CREATOR, ``tau`` for the paper
+  preset).
 
 The data of a (cell, seed) are simulated with a seed derived from the
 simulation keys of the cell and the seed only, so every method, and every
@@ -24,6 +29,7 @@ main cell with the same simulation keys.
 from __future__ import annotations
 
 import inspect
+import json
 import time
 import traceback
 import zlib
@@ -33,13 +39,17 @@ from itertools import product
 import numpy as np
 from joblib import Parallel, delayed
 
-from .. import metrics, simulate
+from .. import simulate
 from .baselines import DEFAULT_METHODS, METHODS
+from .isolation import FitTimeout, call_with_time_limit
+from .methods import resolve_methods, time_limits_for
+from .scoring import score
 
 __all__ = [
     "Cell",
     "SIGMAS",
     "BETAS",
+    "PAPER_TAUS",
     "THRESHOLDS",
     "ablation_grid",
     "data_seed",
@@ -49,6 +59,7 @@ __all__ = [
     "run_grid",
     "run_one",
     "tasks_of",
+    "tau_grid",
     "threshold_grid",
 ]
 
@@ -59,14 +70,17 @@ Cell = dict
 SIGMAS: tuple[float, ...] = (0.005, 0.007, 0.01, 0.03, 0.05, 0.07, 0.1, 0.3, 0.5)
 #: The paper's generalised-normal shapes (2 is Gaussian).
 BETAS: tuple[float, ...] = (2.0, 2.1, 2.5)
-#: CREATOR's pruning levels tried in the sensitivity grid, per rule.
+#: The paper's singular-value thresholds tau (its sensitivity table).
+PAPER_TAUS: tuple[float, ...] = (0.1, 0.4, 0.7, 1.0, 1.3, 1.6, 1.9, 2.2, 2.5, 2.8)
+#: CREATOR's pruning levels tried in the sensitivity grid, per rule (the rank
+#: rule on standardised coefficients at the paper's tau levels).
 THRESHOLDS: dict[str, tuple[float, ...]] = {
     "residual": (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7),
-    "rank": (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.8),
+    "rank": PAPER_TAUS,
 }
 
 _SIM_KEYS = frozenset(inspect.signature(simulate).parameters) - {"random_state"}
-_LABEL_KEYS = frozenset({"grid", "methods", "seeding"})
+_LABEL_KEYS = frozenset({"grid", "methods", "seeding", "workload"})
 
 
 def paper_grid(
@@ -98,26 +112,57 @@ def paper_grid(
 
 
 def ablation_grid(
-    d: int = 5, sigmas: Sequence[float] = SIGMAS, betas: Sequence[float] = BETAS
+    d: int = 5,
+    sigmas: Sequence[float] = SIGMAS,
+    betas: Sequence[float] = BETAS,
+    Ks: Sequence[int] | None = None,
 ) -> list[Cell]:
     """Weak edges (weight scale sigma) and near-Gaussian noise (shape beta).
 
     Parameters
     ----------
     d : int, default=5
-        Latent nodes; K = d environments, setting 1, n = 1000 (the paper's).
+        Latent nodes; setting 1, n = 1000 (the paper's).
     sigmas, betas : sequence of float
         Values of ``weight_scale`` (grid ``"sigma"``) and ``noise_shape``
         (grid ``"beta"``).
+    Ks : sequence of int, optional
+        Numbers of environments; default ``(d, 2 * d)``, as the paper.
 
     Returns
     -------
     list of Cell
     """
-    base = {"n_latent": d, "n_environments": d, "n_samples": 1000, "setting": 1}
-    cells = [{"grid": "sigma", **base, "weight_scale": s} for s in sigmas]
-    cells += [{"grid": "beta", **base, "noise_shape": b} for b in betas]
+    Ks = (d, 2 * d) if Ks is None else Ks
+    cells = []
+    for K in Ks:
+        base = {"n_latent": d, "n_environments": K, "n_samples": 1000, "setting": 1}
+        cells += [{"grid": "sigma", **base, "weight_scale": s} for s in sigmas]
+        cells += [{"grid": "beta", **base, "noise_shape": b} for b in betas]
     return cells
+
+
+def tau_grid(d: int = 5, taus: Sequence[float] = PAPER_TAUS) -> list[Cell]:
+    """The paper's tau table: the paper preset at every tau, the default beside it.
+
+    The paper's cell (d = K = ``d``, n = 1000, setting 1). Every cell has the
+    simulation keys of the main grid's cell, so all of them, and the main
+    grid's cell, share the data of a seed.
+
+    Parameters
+    ----------
+    d : int, default=5
+    taus : sequence of float, default=:data:`PAPER_TAUS`
+
+    Returns
+    -------
+    list of Cell
+        ``grid="tau"``: one cell per tau with ``methods=("CREATOR (paper)",)``
+        and ``tau``, and one with ``methods=("CREATOR",)``.
+    """
+    base = {"grid": "tau", "n_latent": d, "n_environments": d, "n_samples": 1000, "setting": 1}
+    return [{**base, "methods": ("CREATOR (paper)",), "tau": t} for t in taus] + [
+        {**base, "methods": ("CREATOR",)}]
 
 
 def threshold_grid(
@@ -205,10 +250,33 @@ def data_seed(cell: Cell, seed: int) -> int:
     return zlib.crc32(key.encode())
 
 
+def _simulated(cell: Cell, seed: int):
+    """Data and truth of one (cell, seed): ``(X_list, truth_adjacency, truth_latents, dseed)``."""
+    workload = cell.get("workload")
+    if workload is not None:
+        return workload.X_list, workload.truth_adjacency, workload.truth_latents, None
+    dseed = data_seed(cell, seed)
+    sim = simulate(**_sim_params(cell), random_state=dseed)
+    return sim.X, sim.adjacency, sim.Y, dseed
+
+
+def _row_labels(cell: Cell) -> dict:
+    out = {k: v for k, v in cell.items() if k not in ("methods", "workload")}
+    if cell.get("workload") is not None:
+        out["data"] = cell["workload"].name
+        out.setdefault("n_latent", cell["workload"].n_latent)
+        out.setdefault("n_environments", len(cell["workload"].X_list))
+    return out
+
+
 def run_one(
-    method: str, cell: Cell, seed: int, methods: dict[str, Callable] | None = None
+    method: str,
+    cell: Cell,
+    seed: int,
+    methods: dict[str, Callable] | None = None,
+    time_limit: float | None = None,
 ) -> dict:
-    """Simulate one (cell, seed), fit one method, return one tidy row.
+    """Simulate (or take) the data of one (cell, seed), fit one method, return one tidy row.
 
     Parameters
     ----------
@@ -219,44 +287,55 @@ def run_one(
     seed : int
         Seed index; the method gets it as ``random_state``.
     methods : dict, optional
-        Method table; default :data:`creator_plugin.benchmark.baselines.METHODS`.
+        ``{name: fit}`` (the protocol of :mod:`creator_plugin.benchmark.methods`);
+        default :data:`creator_plugin.benchmark.baselines.METHODS`.
+    time_limit : float, optional
+        Seconds; if given the fit runs in a separate process that is killed
+        at the limit (:func:`creator_plugin.benchmark.isolation.call_with_time_limit`).
 
     Returns
     -------
     dict
-        The cell's keys (``methods`` excluded), ``method``, ``seed``,
-        ``data_seed``, ``status`` (``"ok"`` or ``"failed"``), ``error``,
-        ``seconds`` (wall time of the fit alone), and for a successful fit
-        ``shd``, ``locr2``, ``topological_divergence``, ``exact_dag``,
-        ``correct_order`` and ``n_true_edges``. A method (or the simulation,
-        or the evaluation) that raises gives a row with ``status="failed"``
-        and the error message, never an exception.
+        The cell's keys (``methods`` excluded; a data workload appears as
+        ``data``, its name), ``method``, ``seed``, ``data_seed`` (None for a
+        data workload), ``status`` (``"ok"``, ``"failed"`` or
+        ``"timeout"``), ``error``, ``seconds`` (wall time of the fit alone),
+        ``time_limit`` and ``info`` (the method's extras as JSON), and for a
+        successful fit the metrics of
+        :func:`creator_plugin.benchmark.scoring.score`. A method (or the
+        simulation, or the scoring) that raises gives a row with
+        ``status="failed"`` and the error message, one over its time limit a
+        row with ``status="timeout"``; never an exception.
     """
     methods = METHODS if methods is None else methods
-    params = _sim_params(cell)
-    dseed = data_seed(cell, seed)
-    row = {"method": method, **{k: v for k, v in cell.items() if k != "methods"},
-           "seed": seed, "data_seed": dseed}
+    row = {"method": method, **_row_labels(cell), "seed": seed, "data_seed": None,
+           "time_limit": time_limit}
     elapsed = float("nan")
     try:
-        sim = simulate(**params, random_state=dseed)
-        start = time.perf_counter()
-        adj, latents, order = methods[method](
-            sim.X, params["n_latent"], seed, **_fit_params(cell)
-        )
-        elapsed = time.perf_counter() - start
-        ev = metrics.evaluate(sim.adjacency, sim.Y, adj, latents, order)
+        X_list, truth_adjacency, truth_latents, row["data_seed"] = _simulated(cell, seed)
+        n_latent = int(np.asarray(truth_adjacency).shape[0])
+        args, kwargs = (X_list, n_latent, seed), _fit_params(cell)
+        if time_limit is None:
+            start = time.perf_counter()
+            result = methods[method](*args, **kwargs)
+            elapsed = time.perf_counter() - start
+        else:
+            result, elapsed = call_with_time_limit(methods[method], args, kwargs, time_limit)
+        if not isinstance(result, tuple) or len(result) not in (3, 4):
+            raise TypeError("a method must return (adjacency, latents, order) or "
+                            f"(adjacency, latents, order, info), got {type(result).__name__}.")
+        adjacency, latents, order, *info = result
+        scores = score(truth_adjacency, truth_latents, adjacency, latents, order)
+    except FitTimeout as exc:
+        row.update(status="timeout", error=str(exc), traceback="", seconds=float("nan"),
+                   info="")
+        return row
     except Exception as exc:  # a crashed fit is a result, recorded and never dropped
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}",
-                   traceback=traceback.format_exc(limit=4), seconds=elapsed)
+                   traceback=traceback.format_exc(limit=4), seconds=elapsed, info="")
         return row
-    row.update(
-        status="ok", error="", traceback="", seconds=elapsed, shd=int(ev["shd"]),
-        locr2=float(ev["locr2"]),
-        topological_divergence=int(ev["topological_divergence"]),
-        exact_dag=bool(ev["exact_dag"]), correct_order=bool(ev["correct_order"]),
-        n_true_edges=int(np.sum(sim.adjacency)),
-    )
+    row.update(status="ok", error="", traceback="", seconds=elapsed,
+               info=json.dumps(info[0], default=str) if info else "", **scores)
     return row
 
 
@@ -291,10 +370,11 @@ def tasks_of(
 def run_grid(
     cells: Iterable[Cell],
     seeds: int | Iterable[int],
-    methods: Iterable[str] | None = None,
+    methods: Iterable | None = None,
     *,
     n_jobs: int | None = None,
     method_table: dict[str, Callable] | None = None,
+    time_limit: float | dict[str, float] | None = None,
     progress: bool = False,
 ) -> list[dict]:
     """Run every (method, cell, seed); rows come back in a deterministic order.
@@ -305,17 +385,24 @@ def run_grid(
         See the module docstring.
     seeds : int or iterable of int
         ``n`` means seeds ``0..n-1``.
-    methods : iterable of str, optional
-        Method names (default: :data:`~creator_plugin.benchmark.baselines.DEFAULT_METHODS`
-        with the default table, else every method of the table).
+    methods : iterable, optional
+        Names of the table, import paths ``"module:attribute"`` or (from
+        Python) fit functions and estimators
+        (:func:`creator_plugin.benchmark.methods.resolve_methods`). Default:
+        :data:`~creator_plugin.benchmark.baselines.DEFAULT_METHODS` with the
+        default table, else every method of the table.
     n_jobs : int, optional
         joblib workers. Under ``with joblib.parallel_config(backend="dask"):``
         and an open ``distributed.Client`` the tasks run on the Dask cluster
         instead (``n_jobs=None`` then uses all its workers).
     method_table : dict, optional
-        ``{name: fit(X_list, n_latent, random_state, **kw) -> (adjacency,
-        latents, order)}``; default
+        ``{name: fit}`` of the built-in names; default
         :data:`creator_plugin.benchmark.baselines.METHODS`.
+    time_limit : float or dict, optional
+        Per-fit limit in seconds, for every method or ``{name: seconds}``;
+        methods without one keep
+        :data:`~creator_plugin.benchmark.methods.DEFAULT_TIME_LIMITS` (GIN).
+        A limited fit runs in its own process, killed at the limit.
     progress : bool, default=False
         Show a tqdm progress bar (with ETA) over the fits.
 
@@ -329,19 +416,18 @@ def run_grid(
     Raises
     ------
     ValueError
-        If a requested method is not in the table.
+        If a requested method is unknown or a time limit is invalid.
     """
     table = METHODS if method_table is None else method_table
     if methods is None:
-        methods = DEFAULT_METHODS if method_table is None else table
-    names = list(methods)
-    unknown = [m for m in names if m not in table]
-    if unknown:
-        raise ValueError(f"Unknown methods {unknown}; available: {list(table)}.")
+        methods = DEFAULT_METHODS if method_table is None else list(table)
+    resolved = resolve_methods(methods, table)
+    names = list(resolved)
+    limits = time_limits_for(names, time_limit)
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     tasks = tasks_of(cells, seed_list, names)
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(run_one)(m, c, s, method_table) for m, c, s in tasks
+        delayed(run_one)(m, c, s, {m: resolved[m]}, limits[m]) for m, c, s in tasks
     )
     if progress:
         from tqdm.auto import tqdm
