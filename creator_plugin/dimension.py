@@ -37,6 +37,7 @@ __all__ = [
     "onatski_ed",
     "factor_lr_test",
     "ledermann_bound",
+    "n_latent_evidence",
 ]
 
 # Relative size of a pivot of the column QR below which a column is an exact
@@ -507,3 +508,66 @@ def select_n_latent(
         n_latent=n_latent, decided_by=decided_by, criteria=criteria, spectrum=spectrum,
         tests=tests, alpha=float(alpha), rank=r, max_testable=k_test, test_scope=scope,
     )
+
+
+def n_latent_evidence(X, n_latent: int, environments=None, *, alpha: float = 0.01) -> dict:
+    """Does the data's factor structure support a given ``n_latent``?
+
+    At most two likelihood-ratio tests of :func:`factor_lr_test`, no
+    search. With r linearly independent columns, a k-factor model can be
+    tested for ``k <= ledermann_bound(r)``:
+
+    * ``n_latent`` testable and its model rejected: the data hold more
+      latents, ``n_latent`` leaves out signal (``"too_few"``);
+    * the model with ``j = min(n_latent - 1, ledermann_bound(r))`` factors
+      not rejected: j factors already fit, so ``n_latent`` includes
+      components indistinguishable from noise (``"too_many"``);
+    * ``n_latent`` beyond the testable range, below r, and the j-factor
+      model rejected: as in :func:`select_n_latent`, no testable model
+      leaves a noise floor, every direction carries signal
+      (``"too_few"``).
+
+    Parameters
+    ----------
+    X : list of array-like (n_k, p), or array-like (n, p)
+    n_latent : int
+    environments : array-like (n,), optional
+    alpha : float, default=0.01
+
+    Returns
+    -------
+    dict
+        ``status`` ("consistent", "too_few", "too_many" or "untestable":
+        no factor model is testable, r <= 3), ``p_value`` (the
+        ``n_latent``-factor test, None if untestable), ``fewer`` (the j
+        tested, or None) with ``p_value_fewer``, ``rank``, ``max_testable``
+        and ``test_scope``.
+    """
+    X_list = check_environments(X, environments)
+    cols = _independent_columns(_pooled_centred(X_list, standardize=True))
+    r = int(cols.size)
+    bound = ledermann_bound(r)
+    mats, sizes, scope = _group_correlations(X_list, cols)
+    out = {
+        "status": "consistent", "p_value": None, "fewer": None, "p_value_fewer": None,
+        "rank": r, "max_testable": bound, "test_scope": scope,
+    }
+    if n_latent > r:
+        out["status"] = "too_many"
+        return out
+    if n_latent <= bound:
+        out["p_value"] = factor_lr_test(mats, sizes, n_latent)[2]
+        if out["p_value"] < alpha:
+            out["status"] = "too_few"
+            return out
+    fewer = min(n_latent - 1, bound)
+    if fewer >= 1:
+        out["fewer"] = fewer
+        out["p_value_fewer"] = factor_lr_test(mats, sizes, fewer)[2]
+        if out["p_value_fewer"] >= alpha:
+            out["status"] = "too_many"
+        elif n_latent > bound and n_latent < r:
+            out["status"] = "too_few"
+    elif bound == 0:
+        out["status"] = "untestable"
+    return out
