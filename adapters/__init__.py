@@ -17,28 +17,25 @@ lazily, so ``import creator_plugin.adapters`` stays cheap.
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
-_EXPORTS = {
-    "causallearn": [
-        "CreatorGraph",
-        "creator",
-        "to_general_graph",
-        "general_graph_to_adjacency",
-        "general_graph_to_networkx",
-        "to_pydot",
-    ],
-    "graphs": ["to_networkx", "adjacency_from_networkx", "to_pgmpy_dag", "to_linear_gaussian_bn"],
-    "dowhy": [
-        "CreatorCausalModel",
-        "InterventionSamples",
-        "latent_dataframe",
-        "to_dowhy_causal_model",
-        "to_gcm",
-        "intervene_observations",
-    ],
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+_SUBMODULES = ("causallearn", "graphs", "dowhy")
+
+
+def _public_names(module: str) -> list[str]:
+    """The ``__all__`` of a submodule, read from its source without importing it."""
+    tree = ast.parse((Path(__file__).parent / f"{module}.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    raise ImportError(f"creator_plugin.adapters.{module} defines no __all__.")
+
+
+_WHERE = {name: module for module in _SUBMODULES for name in _public_names(module)}
 
 __all__ = sorted(_WHERE)
 
@@ -51,4 +48,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_WHERE) | set(_SUBMODULES))

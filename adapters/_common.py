@@ -24,7 +24,7 @@ __all__ = [
     "environment_index",
     "check_node_names",
     "check_nodes_known",
-    "latent_frame",
+    "latent_dataframe",
     "quiet_library_warnings",
     "document_latents",
 ]
@@ -140,7 +140,8 @@ def check_nodes_known(nodes, names: Sequence[str], what: str) -> list[str]:
     return lst
 
 
-def latent_frame(model, environment=0, names: Sequence[str] | None = None):
+@document_latents
+def latent_dataframe(model, environment=0, names: Sequence[str] | None = None):
     """The recovered latent features of one environment as a DataFrame.
 
     Parameters

@@ -24,12 +24,12 @@ from dowhy import CausalModel, gcm
 from ._common import (
     check_nodes_known,
     document_latents,
-    latent_frame,
+    latent_dataframe,
     quiet_library_warnings,
     resolve_estimator,
     resolve_names,
 )
-from .graphs import to_networkx
+from .graphs import topology
 
 __all__ = [
     "CreatorCausalModel",
@@ -39,15 +39,6 @@ __all__ = [
     "to_gcm",
     "intervene_observations",
 ]
-
-
-def _plain_graph(model, names) -> nx.DiGraph:
-    """Nodes and edges only: DoWhy and gcm get a graph nobody else holds."""
-    g = to_networkx(model, names)
-    plain = nx.DiGraph()
-    plain.add_nodes_from(g.nodes)
-    plain.add_edges_from(g.edges)
-    return plain
 
 
 def _quiet(method):
@@ -72,27 +63,6 @@ class CreatorCausalModel(CausalModel):
     estimate_effect = _quiet(CausalModel.estimate_effect)
     refute_estimate = _quiet(CausalModel.refute_estimate)
     do = _quiet(CausalModel.do)
-
-
-@document_latents
-def latent_dataframe(model, environment=0, names: Sequence[str] | None = None) -> pd.DataFrame:
-    """One environment's recovered latent features as a DataFrame.
-
-    Parameters
-    ----------
-    model : CREATOR or CreatorGraph
-        Fitted model.
-    environment : hashable, default=0
-        Environment label (``estimator.environment_labels_``; ``0..K-1`` for
-        list input).
-    names : list of str, optional
-        Column names (default: the model's node names, ``L1..Ld``).
-
-    Returns
-    -------
-    pandas.DataFrame (n_k, d)
-    """
-    return latent_frame(model, environment, names)
 
 
 @document_latents
@@ -146,13 +116,13 @@ def to_dowhy_causal_model(
     both = set(treatment) & set(outcome)
     if both:
         raise ValueError(f"Nodes {sorted(both)} are both treatment and outcome.")
-    df = latent_frame(model, environment, names)
+    df = latent_dataframe(model, environment, names)
     with quiet_library_warnings():
         return CreatorCausalModel(
             data=df,
             treatment=treatment if len(treatment) > 1 else treatment[0],
             outcome=outcome if len(outcome) > 1 else outcome[0],
-            graph=_plain_graph(model, names),
+            graph=topology(model, names),
             **causal_model_kwargs,
         )
 
@@ -203,8 +173,8 @@ def to_gcm(
         up to the intercept handling.
     """
     names = resolve_names(model, names)
-    df = latent_frame(model, environment, names)
-    graph = _plain_graph(model, names)
+    df = latent_dataframe(model, environment, names)
+    graph = topology(model, names)
     scm = gcm.InvertibleStructuralCausalModel(nx.DiGraph(graph))
     for node in scm.graph.nodes:
         if scm.graph.in_degree(node) == 0:

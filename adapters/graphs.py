@@ -16,13 +16,19 @@ import numpy as np
 from ._common import (
     document_latents,
     environment_index,
-    latent_frame,
+    latent_dataframe,
     quiet_library_warnings,
     resolve_estimator,
     resolve_names,
 )
 
-__all__ = ["to_networkx", "to_pgmpy_dag", "to_linear_gaussian_bn", "adjacency_from_networkx"]
+__all__ = [
+    "adjacency_from_networkx",
+    "to_linear_gaussian_bn",
+    "to_networkx",
+    "to_pgmpy_dag",
+    "topology",
+]
 
 
 @document_latents
@@ -80,6 +86,28 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
 
 
 
+def topology(model, names: Sequence[str] | None = None) -> nx.DiGraph:
+    """The recovered latent DAG with nodes and edges only (no attributes).
+
+    A new graph that nobody else holds: DoWhy's gcm stores mechanisms on the
+    graph it is given, and pgmpy builds its ``DAG`` from it.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+    names : list of str, optional
+
+    Returns
+    -------
+    networkx.DiGraph
+    """
+    g = to_networkx(model, names)
+    plain = nx.DiGraph()
+    plain.add_nodes_from(g.nodes)
+    plain.add_edges_from(g.edges)
+    return plain
+
+
 def adjacency_from_networkx(graph: nx.DiGraph, names: Sequence[str]) -> np.ndarray:
     """Adjacency matrix (``[i, j] == 1`` iff ``names[i] -> names[j]``) of a DiGraph.
 
@@ -116,11 +144,7 @@ def to_pgmpy_dag(model, names: Sequence[str] | None = None):
     with quiet_library_warnings():
         from pgmpy.base import DAG
 
-    g = to_networkx(model, names)
-    dag = DAG()
-    dag.add_nodes_from(g.nodes)
-    dag.add_edges_from(g.edges)
-    return dag
+    return DAG(topology(model, names))
 
 
 
@@ -153,7 +177,7 @@ def to_linear_gaussian_bn(model, environment=0, names: Sequence[str] | None = No
 
     est = resolve_estimator(model)
     names = resolve_names(model, names)
-    df = latent_frame(model, environment, names)
+    df = latent_dataframe(model, environment, names)
     g = to_networkx(est, names)
     bn = LinearGaussianBayesianNetwork(list(g.edges))
     bn.add_nodes_from(names)

@@ -1,49 +1,25 @@
-"""Accuracy benchmark of CREATOR on one cell of the paper's workload.
+"""Accuracy of CREATOR on one cell of the paper's workload.
 
-Usage (the issue-2 acceptance cell)::
+Usage::
 
-    python benchmarks/accuracy.py --d 5 --K 5 --n 1000 --setting 1 --seeds 20
+    python benchmarks/accuracy.py --d 5 --K 5 --n 1000 --setting 1 --seeds 50
+    python benchmarks/accuracy.py --d 5 --K 5 --first-seed 1000 --seeds 50   # fresh seeds
 
-Prints mean SHD, mean LocR^2, share of exactly recovered DAGs, share of
-correct orders and seconds per fit. Every fit sees data simulated with
-``random_state=seed`` and is fitted with ``random_state=seed``.
+Prints mean SHD, mean LocR^2, the shares of exactly recovered DAGs and of
+correct orders, and seconds per fit. The data of seed s are
+``simulate(d, K, n, setting=..., random_state=s)`` and the fit is
+``CREATOR(d, random_state=s, ...)``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
-import warnings
 
-import numpy as np
+import pandas as pd
 
-from creator_plugin import CREATOR, metrics, simulate
-
-
-def run_cell(d: int, K: int, n: int, setting: int, seeds: int, **kwargs) -> dict:
-    """Fit CREATOR on ``seeds`` simulated models and average the metrics."""
-    rows = []
-    for seed in range(seeds):
-        sim = simulate(d, K, n, setting=setting, random_state=seed)
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = CREATOR(d, random_state=seed, **kwargs).fit(sim.X)
-        elapsed = time.perf_counter() - start
-        ev = metrics.evaluate(
-            sim.adjacency, sim.Y, model.adjacency_matrix_, model.latents_, model.causal_order_
-        )
-        rows.append((ev["shd"], ev["locr2"], ev["exact_dag"], ev["correct_order"], elapsed))
-    r = np.array(rows, dtype=float)
-    return {
-        "d": d, "K": K, "n": n, "setting": setting, "seeds": seeds, **kwargs,
-        "mean_shd": float(r[:, 0].mean()),
-        "mean_locr2": float(r[:, 1].mean()),
-        "exact_dag_share": float(r[:, 2].mean()),
-        "correct_order_share": float(r[:, 3].mean()),
-        "seconds_per_fit": float(r[:, 4].mean()),
-    }
+from creator_plugin.benchmark.figures import mean_metrics
+from creator_plugin.benchmark.grid import run_grid
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,27 +29,35 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--setting", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--scorer", default="ica_consistency")
-    parser.add_argument("--pruning", default="residual")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--scorer", default=None)
+    parser.add_argument("--pruning", default=None)
     parser.add_argument("--prune-threshold", type=float, default=None)
-    parser.add_argument(
-        "--n-refine", type=int, default=None,
-        help="CREATOR(n_refine=...); default None (3, or 0 with --scorer hsic)",
-    )
+    parser.add_argument("--n-refine", type=int, default=None)
+    parser.add_argument("--no-polish", action="store_true")
+    parser.add_argument("--paper", action="store_true",
+                        help="the paper's algorithm (CREATOR.paper); --prune-threshold is tau")
     parser.add_argument("--json", action="store_true", help="print one JSON line")
     args = parser.parse_args(argv)
-    res = run_cell(
-        args.d, args.K, args.n, args.setting, args.seeds, scorer=args.scorer,
-        pruning=args.pruning, prune_threshold=args.prune_threshold,
-        n_refine=args.n_refine,
-    )
+    options = {k: v for k, v in (("scorer", args.scorer), ("pruning", args.pruning),
+                                 ("prune_threshold", args.prune_threshold),
+                                 ("n_refine", args.n_refine)) if v is not None}
+    if args.no_polish:
+        options["polish"] = False
+    method = "CREATOR"
+    if args.paper:
+        method, options = "CREATOR (paper)", {"tau": args.prune_threshold or 1.0}
+    cell = {"grid": "accuracy", "seeding": "seed", "n_latent": args.d,
+            "n_environments": args.K, "n_samples": args.n, "setting": args.setting, **options}
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    rows = run_grid([cell], seeds, [method])
+    res = mean_metrics(pd.DataFrame(rows), ["method"]).iloc[0].to_dict()
     if args.json:
-        print(json.dumps(res))
+        print(json.dumps({**cell, "seeds": list(seeds), **res}, default=str))
         return
-    print(
-        f"d={args.d} K={args.K} n={args.n} setting {args.setting}, {args.seeds} seeds, "
-        f"scorer={args.scorer}, pruning={args.pruning}, n_refine={args.n_refine}"
-    )
+    print(f"d={args.d} K={args.K} n={args.n} setting {args.setting}, seeds "
+          f"{seeds.start}-{seeds.stop - 1}, {method}, options {options or 'defaults'}")
+    print(f"fits (failed)       : {res['fits']} ({res['failed']})")
     print(f"mean SHD            : {res['mean_shd']:.2f}")
     print(f"mean LocR^2         : {res['mean_locr2']:.3f}")
     print(f"exact DAG share     : {res['exact_dag_share']:.2f}")

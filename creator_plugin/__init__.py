@@ -1,8 +1,11 @@
 """creator-plugin: CREATOR linear causal representation learning.
 
-The core (this package) is pure numpy/scipy/scikit-learn. Bridges to
-causal-learn, DoWhy, networkx and pgmpy live in :mod:`creator_plugin.adapters`
-and are imported only when used.
+CREATOR is the method of Chen, Liu & Wang, "Linear Causal Representation
+Learning by Topological Ordering, Pruning, and Disentanglement", ICML 2026.
+The estimator and its steps need numpy, scipy and scikit-learn; the metrics
+use networkx and the bootstrap joblib. Bridges to causal-learn, DoWhy,
+networkx and pgmpy live in :mod:`creator_plugin.adapters` and the benchmark
+in :mod:`creator_plugin.benchmark`; both are imported only when used.
 """
 
 from . import metrics

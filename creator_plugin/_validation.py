@@ -8,11 +8,33 @@ inside the algorithm.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+from sklearn.utils._param_validation import Interval as _SklearnInterval
+from sklearn.utils._param_validation import (
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 
-__all__ = ["check_environments", "check_n_latent", "min_samples_per_environment"]
+__all__ = [
+    "Interval",
+    "check_environments",
+    "check_n_latent",
+    "check_options",
+    "min_samples_per_environment",
+]
+
+
+class Interval(_SklearnInterval):
+    """scikit-learn's ``Interval`` constraint, but a boolean never satisfies it.
+
+    ``True`` is an ``Integral`` to Python; as a count, an iteration limit or
+    a level it is a mistake, so it is rejected like any other wrong type.
+    """
+
+    def is_satisfied_by(self, val) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
 def min_samples_per_environment(n_latent: int) -> int:
@@ -147,3 +169,45 @@ def check_environments(
                     f"for n_latent={n_latent} (ICA and the per-environment regressions)."
                 )
     return X_list
+
+
+def check_options(name: str, options, constraints: dict[str, list], owner: str) -> dict:
+    """Validate a dict of options against scikit-learn parameter constraints.
+
+    Parameters
+    ----------
+    name : str
+        The parameter holding the options (e.g. ``"scorer_options"``).
+    options : dict or None
+    constraints : dict
+        Allowed keys and their constraints
+        (``sklearn.utils._param_validation`` style).
+    owner : str
+        Who takes the options, for the messages (e.g. ``"CREATOR"``).
+
+    Returns
+    -------
+    dict
+        The options (empty for None).
+
+    Raises
+    ------
+    InvalidParameterError
+        (a ``ValueError`` and ``TypeError``) on an unknown key or a bad value,
+        naming the parameter and the key.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be a dict or None. Got {options!r} instead."
+        )
+    unknown = sorted(map(str, set(options) - set(constraints)))
+    if unknown:
+        allowed = ", ".join(sorted(constraints)) or "none"
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} has unknown keys {unknown}; allowed keys: "
+            f"{allowed}."
+        )
+    validate_parameter_constraints(constraints, dict(options), caller_name=f"{owner} {name}")
+    return dict(options)

@@ -10,6 +10,7 @@ from joblib import Parallel, delayed
 from scipy.optimize import linear_sum_assignment
 from sklearn.base import clone
 
+from ._random import as_generator, draw_seed
 from ._validation import check_environments
 
 __all__ = ["BootstrapResult", "bootstrap"]
@@ -112,7 +113,7 @@ class BootstrapResult:
 def _one_resample(estimator, X_list, seed, full_latents):
     rng = np.random.default_rng(seed)
     sample = [x[rng.integers(0, x.shape[0], x.shape[0])] for x in X_list]
-    model = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1)))
+    model = clone(estimator).set_params(random_state=draw_seed(rng))
     model.fit(sample)
     L_full = np.vstack(full_latents)
     L_b = np.vstack([model.transform(x) for x in X_list])
@@ -176,10 +177,10 @@ def bootstrap(
             or n_sampling < 1:
         raise ValueError(f"n_sampling must be a positive integer, got {n_sampling!r}.")
     X_list = check_environments(X, environments, n_latent=estimator.n_latent)
-    rng = np.random.default_rng(random_state)
-    full = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X_list)
-    seeds = rng.integers(2**31 - 1, size=n_sampling)
-    jobs = (delayed(_one_resample)(estimator, X_list, int(s), full.latents_) for s in seeds)
+    rng = as_generator(random_state)
+    full = clone(estimator).set_params(random_state=draw_seed(rng)).fit(X_list)
+    seeds = [draw_seed(rng) for _ in range(n_sampling)]
+    jobs = (delayed(_one_resample)(estimator, X_list, s, full.latents_) for s in seeds)
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     if show_progress:
         from tqdm.auto import tqdm

@@ -34,9 +34,7 @@ def _demo(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         model = CREATOR(args.n_latent, random_state=args.seed).fit(sim.X)
     elapsed = time.perf_counter() - start
-    ev = metrics.evaluate(
-        sim.adjacency, sim.Y, model.adjacency_matrix_, model.latents_, model.causal_order_
-    )
+    ev = metrics.evaluate_model(model, sim)
     d = args.n_latent
     true_names = [f"Y{i + 1}" for i in range(d)]
     print(
@@ -149,19 +147,26 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--force", action="store_true", help="replace an existing output directory")
     fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")
 
-    sub.add_parser("bench", help="compare CREATOR with other methods (creator bench --help)")
+    from .benchmark import cli as bench_cli
+
+    bench = sub.add_parser(
+        "bench", help="compare CREATOR with other methods on simulated data",
+        description=bench_cli.DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench_cli.add_arguments(bench)
     return parser
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .benchmark.cli import run
+
+    return run(args)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``creator`` command."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "bench":
-        from .benchmark.cli import main as bench_main
-
-        return bench_main(argv[1:])
-    args = _build_parser().parse_args(argv)
-    return {"demo": _demo, "fit": _fit}[args.command](args)
+    args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    return {"demo": _demo, "fit": _fit, "bench": _bench}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,8 @@
 
 Every scorer takes the residualised data of all environments and a matrix of
 candidate directions and returns one non-negative score per candidate
-(smaller = more likely a root-node noise component). All scorers are
-invariant to rescaling a candidate and to invertible linear maps of the
-reduced coordinates.
+(smaller = more likely a root-node noise component), and is invariant to
+rescaling a candidate.
 
 Scorers
 -------
@@ -14,22 +13,37 @@ Scorers
     when ``a`` extracts one independent source in every environment, which by
     the paper's Theorem 2 (residualised data, Darmois-Skitovich) means a
     root-node noise component. It works on ``d x d`` covariance matrices only,
-    so it costs ``O(n d^2)`` per step.
+    so it costs ``O(n d^2)`` per step, and it is invariant to every
+    invertible linear map of the reduced coordinates.
 ``"hsic"``
     The paper's score: ``sum_k sum_j HSIC(s_k, r_kj)`` with exact biased HSIC,
-    Gaussian kernels and median-heuristic bandwidths. ``O(n^2)`` time and
+    Gaussian kernels and median-heuristic bandwidths, where ``r_kj`` is
+    measurement ``j`` of the residual (the residual mapped back to the
+    measurement coordinates with ``basis``) minus its regression on the
+    candidate ``s_k``. As in the paper it is invariant to rescaling and
+    permuting the measurements, not to mixing them. ``O(n^2)`` time and
     memory per HSIC; kept as the reference.
 ``"hsic_rff"``
     The same sum with HSIC approximated by random Fourier features
-    (``n_features`` per variable): linear time and memory in n.
+    (``n_features`` per variable), over an orthonormal basis of the
+    residual's column space instead of the measurements: linear time and
+    memory in n, invariant to orthogonal maps of the reduced coordinates.
+
+:data:`SCORER_OPTIONS` lists the options every scorer accepts (the
+estimator's ``scorer_options``), with their constraints.
 """
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
+
+from ._validation import Interval
 
 __all__ = [
     "SCORERS",
+    "SCORER_OPTIONS",
     "hsic_gaussian",
     "hsic_rff",
     "ica_consistency_scores",
@@ -104,7 +118,12 @@ def hsic_rff(x: np.ndarray, y: np.ndarray, *, n_features: int = 64, random_state
 
 
 def ica_consistency_scores(
-    R_list: list[np.ndarray], candidates: np.ndarray, ica_dirs: list[np.ndarray], **_
+    R_list: list[np.ndarray],
+    candidates: np.ndarray,
+    ica_dirs: list[np.ndarray],
+    *,
+    rng: np.random.Generator | None = None,
+    basis: np.ndarray | None = None,
 ) -> np.ndarray:
     """ICA-consistency score of every candidate (see module docstring).
 
@@ -114,6 +133,8 @@ def ica_consistency_scores(
     candidates : ndarray (d, n_cand)
     ica_dirs : list of ndarray (d, m)
         The ICA unmixing directions found in every environment.
+    rng, basis
+        Not used (the common scorer signature).
     """
     scores = np.zeros(candidates.shape[1])
     for R, A in zip(R_list, ica_dirs):
@@ -127,24 +148,48 @@ def ica_consistency_scores(
 
 
 def _residual_columns(R: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Columns of R minus their regression on s, without degenerate columns."""
+    """Columns of R minus their regression on s, without degenerate columns.
+
+    A column is degenerate when s explains all of it, judged in the column's
+    own units (never relative to other columns, so rescaling one measurement
+    cannot drop it).
+    """
     var_s = max(s @ s, _EPS)
     res = R - np.outer(s, (R.T @ s) / var_s)
-    keep = res.var(axis=0) > 1e-10 * max(R.var(axis=0).max(), _EPS)
+    keep = res.var(axis=0) > 1e-10 * np.maximum(R.var(axis=0), _EPS)
     return res[:, keep]
 
 
 def hsic_scores(
-    R_list: list[np.ndarray], candidates: np.ndarray, ica_dirs=None, **_
+    R_list: list[np.ndarray],
+    candidates: np.ndarray,
+    ica_dirs: list[np.ndarray] | None = None,
+    *,
+    rng: np.random.Generator | None = None,
+    basis: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The paper's exact-HSIC score of every candidate (reference, O(n^2))."""
+    """The paper's exact-HSIC score of every candidate (reference, O(n^2)).
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+        Residuals in the reduced coordinates.
+    candidates : ndarray (d, n_cand)
+    ica_dirs, rng
+        Not used (the common scorer signature).
+    basis : ndarray (d, p), optional
+        Map from the reduced coordinates to the measurements: the residual
+        columns ``r_kj`` are the columns of ``R[k] @ basis``. Default: the
+        reduced coordinates themselves.
+    """
     scores = np.zeros(candidates.shape[1])
     for R in R_list:
         n = R.shape[0]
+        measured = R if basis is None else R @ basis
         for c in range(candidates.shape[1]):
             s = R @ candidates[:, c]
             ks = _centred_gram(s)
-            for r in _residual_columns(R, s).T:
+            for r in _residual_columns(measured, s).T:
                 scores[c] += np.sum(ks * _gram(r)) / n**2
     return scores
 
@@ -152,12 +197,12 @@ def hsic_scores(
 def hsic_rff_scores(
     R_list: list[np.ndarray],
     candidates: np.ndarray,
-    ica_dirs=None,
+    ica_dirs: list[np.ndarray] | None = None,
     *,
     rng: np.random.Generator | None = None,
+    basis: np.ndarray | None = None,
     n_features: int = 16,
     max_samples: int | None = 5000,
-    **_,
 ) -> np.ndarray:
     """Random-Fourier-feature HSIC score of every candidate, vectorised, O(n).
 
@@ -166,7 +211,8 @@ def hsic_rff_scores(
     columns of an environment are processed at once: memory is
     ``O(n * n_cand * m * n_features)``, linear in n, and at most
     ``max_samples`` rows per environment (a seeded random subset) are used,
-    so the cost stops growing beyond that.
+    so the cost stops growing beyond that. ``ica_dirs`` and ``basis`` are
+    not used (the common scorer signature).
     """
     rng = np.random.default_rng(0) if rng is None else rng
     omega = rng.standard_normal(n_features)
@@ -197,4 +243,15 @@ SCORERS = {
     "ica_consistency": ica_consistency_scores,
     "hsic": hsic_scores,
     "hsic_rff": hsic_rff_scores,
+}
+
+#: Options of every scorer (keys of the estimator's ``scorer_options``) with
+#: scikit-learn parameter constraints.
+SCORER_OPTIONS: dict[str, dict[str, list]] = {
+    "ica_consistency": {},
+    "hsic": {},
+    "hsic_rff": {
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(Integral, 10, None, closed="left"), None],
+    },
 }

@@ -19,6 +19,7 @@ __all__ = [
     "locr2_matrix",
     "match_latents",
     "evaluate",
+    "evaluate_model",
 ]
 
 
@@ -133,3 +134,26 @@ def evaluate(
         "matching": matching.tolist(),
         "est_adjacency_matched": B_matched,
     }
+
+
+def evaluate_model(model, truth) -> dict:
+    """:func:`evaluate` a fitted model against a simulation's ground truth.
+
+    Parameters
+    ----------
+    model : fitted CREATOR
+        Anything with ``adjacency_matrix_``, ``latents_`` (one array per
+        environment, in the simulation's environment order) and optionally
+        ``causal_order_``.
+    truth : Simulation
+        Anything with ``adjacency`` and ``Y`` (:class:`creator_plugin.Simulation`).
+
+    Returns
+    -------
+    dict
+        See :func:`evaluate`.
+    """
+    return evaluate(
+        truth.adjacency, truth.Y, model.adjacency_matrix_, model.latents_,
+        getattr(model, "causal_order_", None),
+    )

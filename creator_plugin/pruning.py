@@ -11,45 +11,59 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["regression_matrices", "standardised_coefficients", "prune", "PRUNING_RULES"]
+from .sem import pooled_innovation_sd, regression_matrices
 
-PRUNING_RULES = ("residual", "rank")
+__all__ = ["PRUNING_RULES", "paper_coefficients", "prune", "standardised_coefficients"]
 
-
-def regression_matrices(noises: list[np.ndarray], entangled: list[np.ndarray]) -> np.ndarray:
-    """``Bhat`` of shape (K, d, d): per environment, noises regressed on features."""
-    return np.stack([np.linalg.lstsq(Y, Z, rcond=None)[0].T for Z, Y in zip(noises, entangled)])
-
-
-def _pooled_innovation_sd(entangled: list[np.ndarray]) -> np.ndarray:
-    """Pooled SD of the part of each feature not explained by earlier features."""
-    d = entangled[0].shape[1]
-    ss = np.zeros(d)
-    n = 0
-    for Y in entangled:
-        n += Y.shape[0]
-        ss[0] += Y[:, 0] @ Y[:, 0]
-        for j in range(1, d):
-            coef, *_ = np.linalg.lstsq(Y[:, :j], Y[:, j], rcond=None)
-            r = Y[:, j] - Y[:, :j] @ coef
-            ss[j] += r @ r
-    return np.sqrt(ss / n)
+#: Edge decision rules. ``"residual"`` and ``"rank"`` work on the scale-free
+#: coefficients of :func:`standardised_coefficients`; ``"rank_raw"`` is the
+#: paper's rule, on the raw coefficients of :func:`paper_coefficients`.
+PRUNING_RULES = ("residual", "rank", "rank_raw")
 
 
 def standardised_coefficients(
-    noises: list[np.ndarray], entangled: list[np.ndarray]
+    B: np.ndarray, noises: list[np.ndarray], entangled: list[np.ndarray]
 ) -> np.ndarray:
-    """Scale-free version of ``Bhat``, shape (K, d, d).
+    """Scale-free version of the regression matrices, shape (K, d, d).
 
     Column j is multiplied by the pooled SD of feature j's innovation and
     row i divided by the pooled SD of noise i, so entry (i, j) is the change
     in noise i, in its own SDs, per SD of feature j's innovation. Rescaling
     any feature, any noise or the data leaves it unchanged.
+
+    Parameters
+    ----------
+    B : ndarray (K, d, d)
+        :func:`creator_plugin.sem.regression_matrices` of ``noises`` on
+        ``entangled``.
+    noises, entangled : list of ndarray (n_k, d)
     """
-    B = regression_matrices(noises, entangled)
     z_sd = np.sqrt(sum((Z**2).sum(axis=0) for Z in noises) / sum(Z.shape[0] for Z in noises))
-    innov = _pooled_innovation_sd(entangled)
+    innov = pooled_innovation_sd(entangled)
     return B * innov[None, None, :] / z_sd[None, :, None]
+
+
+def paper_coefficients(
+    noises: list[np.ndarray], entangled: list[np.ndarray], reference: list[int]
+) -> np.ndarray:
+    """The paper's raw regression matrices ``Bhat``, shape (K, d, d).
+
+    In the paper every direction is a row of an ICA unmixing matrix, so the
+    noise it extracts has unit variance in the environment whose ICA found
+    it. This rescales every direction that way (noise i to unit variance in
+    environment ``reference[i]``) and regresses the noises on the features.
+    The result is not scale-free: it changes with the environment that
+    proposed each direction, which is why the default rules standardise.
+
+    Parameters
+    ----------
+    noises, entangled : list of ndarray (n_k, d)
+        Noises and entangled features from the same directions.
+    reference : list of int
+        For every position, the environment that proposed its direction.
+    """
+    c = 1.0 / np.array([noises[e][:, i].std() for i, e in enumerate(reference)])
+    return regression_matrices([Z * c for Z in noises], [Y * c for Y in entangled])
 
 
 def _residual_norm(v: np.ndarray, basis: list[np.ndarray]) -> float:
@@ -60,23 +74,26 @@ def _residual_norm(v: np.ndarray, basis: list[np.ndarray]) -> float:
 
 
 def prune(
-    Bstd: np.ndarray, *, rule: str = "residual", threshold: float = 0.2
+    B: np.ndarray, *, rule: str = "residual", threshold: float = 0.2
 ) -> tuple[np.ndarray, list[dict]]:
     """Decide every edge ``j -> i`` (``j < i``) from the stacked coefficients.
 
     Parameters
     ----------
-    Bstd : ndarray (K, d, d)
-        Standardised coefficients (:func:`standardised_coefficients`).
-    rule : {"residual", "rank"}
+    B : ndarray (K, d, d)
+        Standardised coefficients (:func:`standardised_coefficients`) for
+        ``"residual"`` and ``"rank"``; the paper's raw coefficients
+        (:func:`paper_coefficients`) for ``"rank_raw"``.
+    rule : {"residual", "rank", "rank_raw"}
         ``"residual"`` (default): for node i visit ``j = i-1, ..., 0`` and keep
         ``j -> i`` when the RMS over environments of the part of ``b_ij``
         outside ``span({b_ii} U {b_il : l already kept})`` exceeds
         ``threshold``; at most K-1 parents (the rank of K-vectors is at most
-        K). Scale-free because ``Bstd`` is. ``"rank"``: the paper's
-        Algorithm 4 on ``Bstd``: keep ``j -> i`` iff
+        K). Scale-free because ``B`` is. ``"rank"``: the paper's
+        Algorithm 4 on ``B``: keep ``j -> i`` iff
         ``rank([b_ij, C_ij]) > rank(C_ij)``, ranks counted as singular values
-        above ``threshold`` (the paper's tau).
+        above ``threshold`` (the paper's tau). ``"rank_raw"``: the same test
+        on the raw coefficients, as the paper runs it (not scale-free).
     threshold : float
         The rule's level (see ``rule``).
 
@@ -89,20 +106,20 @@ def prune(
     """
     if rule not in PRUNING_RULES:
         raise ValueError(f"pruning must be one of {PRUNING_RULES}, got {rule!r}.")
-    K, d, _ = Bstd.shape
+    K, d, _ = B.shape
     adjacency = np.zeros((d, d), dtype=int)
     decisions = []
     for i in range(1, d):
-        kept: list[np.ndarray] = [Bstd[:, i, i]]
+        kept: list[np.ndarray] = [B[:, i, i]]
         for j in range(i - 1, -1, -1):
-            b = Bstd[:, i, j]
+            b = B[:, i, j]
             if rule == "residual":
                 stat = _residual_norm(b, kept) / np.sqrt(K)
                 edge = stat > threshold and len(kept) < K
                 if edge:
                     kept.append(b)
-            else:
-                C = Bstd[:, i, j + 1 : i + 1]
+            else:  # "rank" and "rank_raw"
+                C = B[:, i, j + 1 : i + 1]
                 sv_c = np.linalg.svd(C, compute_uv=False)
                 sv_full = np.linalg.svd(np.column_stack([b, C]), compute_uv=False)
                 rank_c = int(np.sum(sv_c > threshold))

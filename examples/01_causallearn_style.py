@@ -31,8 +31,7 @@ def main() -> None:
           [str(n.get_node_type()) for n in cg.G.get_nodes()])
 
     # Match recovered latents to true latents, then express the truth in recovered names.
-    ev = metrics.evaluate(sim.adjacency, sim.Y, cg.estimator.adjacency_matrix_,
-                          cg.estimator.latents_, cg.causal_order)
+    ev = metrics.evaluate_model(cg.estimator, sim)
     m = ev["matching"]
     truth = to_general_graph(sim.adjacency[np.ix_(m, m)], cg.node_names)
     print("True latent graph in the recovered names:")

@@ -22,8 +22,7 @@ def main() -> None:
     g = to_networkx(est)
     print("Recovered latent DAG:", sorted(g.edges))
 
-    ev = metrics.evaluate(sim.adjacency, sim.Y, est.adjacency_matrix_, est.latents_,
-                          est.causal_order_)
+    ev = metrics.evaluate_model(est, sim)
     m = ev["matching"]  # recovered latent i is true latent m[i]
     # In this DAG (true chain y1 -> y2 -> y0) neither L1 nor L2 has surrounding
     # parents, so each is a pure rescaling of its true latent.

@@ -41,8 +41,7 @@ def main() -> None:
     print("  pgmpy simulate(do=...) means:", np.round(pg, 3))
 
     # Truth: L1 is a rescaled true latent; the same intervention on it, through H.
-    ev = metrics.evaluate(sim.adjacency, sim.Y, est.adjacency_matrix_, est.latents_,
-                          est.causal_order_)
+    ev = metrics.evaluate_model(est, sim)
     t = ev["matching"][0]
     slope, intercept = np.polyfit(sim.Y[env][:, t], est.latents_[env][:, 0], 1)
     y_do = np.linalg.inv(np.eye(3) - sim.W[env])[t] * (value - intercept) / slope

@@ -28,11 +28,9 @@ from creator_plugin.adapters import (
 
 
 @pytest.fixture(scope="module")
-def est():
+def est(fit):
     sim = simulate(n_latent=3, n_environments=4, n_samples=500, random_state=8)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return CREATOR(3, random_state=0).fit(sim.X)
+    return fit(sim.X, 3)
 
 
 ALL_ADAPTERS = [
@@ -190,6 +188,7 @@ def test_adapter_calls_raise_no_deprecation_warnings(est):
         intervene_observations(est, {"L1": 1.0}, environment=1, n_samples=50)
 
 
+@pytest.mark.slow
 def test_fresh_interpreter_with_deprecation_errors():
     """Imports included: run the adapters under ``-W error::DeprecationWarning``."""
     code = textwrap.dedent(

@@ -88,6 +88,7 @@ def test_unknown_method():
         run_grid(CELLS, 1, ["nope"])
 
 
+@pytest.mark.slow
 def test_serial_joblib_and_dask_identical():
     distributed = pytest.importorskip("distributed")
     import joblib

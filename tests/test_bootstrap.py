@@ -1,31 +1,24 @@
 """Bootstrap edge probabilities: confident on easy cases, spread on hard ones."""
 
-import warnings
-
 import numpy as np
 import pytest
 
 from creator_plugin import CREATOR, metrics, simulate
 from creator_plugin.bootstrap import bootstrap
 
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        yield
+# The resampled fits' identifiability notices are not what these tests are about.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def _in_true_labels(sim, result):
-    ev = metrics.evaluate(
-        sim.adjacency, sim.Y, result.full_fit.adjacency_matrix_, result.full_fit.latents_
-    )
+    ev = metrics.evaluate_model(result.full_fit, sim)
     mt = np.asarray(ev["matching"])
     P = np.zeros_like(result.get_probabilities())
     P[np.ix_(mt, mt)] = result.get_probabilities()
     return P
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 3])
 def test_easy_case_confident(seed):
     """d=3, K=5, n=3000. (A K=4, n=2000 case with a grandparent -> sink pair whose
@@ -47,6 +40,7 @@ def test_easy_case_confident(seed):
     assert dags[0][1] >= dags[-1][1]
 
 
+@pytest.mark.slow
 def test_hard_case_spread():
     sim = simulate(4, 4, 1000, weight_scale=0.1, random_state=0)
     res = bootstrap(sim.X, 20, estimator=CREATOR(4), random_state=0)
@@ -54,6 +48,7 @@ def test_hard_case_spread():
     assert np.any((P > 0.1) & (P < 0.9)), P
 
 
+@pytest.mark.slow
 def test_parallel_equals_serial():
     sim = simulate(3, 3, 800, random_state=2)
     a = bootstrap(sim.X, 6, estimator=CREATOR(3), random_state=5)
@@ -71,6 +66,7 @@ def test_bad_arguments():
         bootstrap(sim.X, 0, estimator=CREATOR(3))
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_equals_serial():
     distributed = pytest.importorskip("distributed")
     import joblib

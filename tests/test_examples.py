@@ -23,6 +23,7 @@ def test_examples_exist():
     assert set(EXPECTED) <= {p.name for p in EXAMPLES}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(script: Path):
     out = subprocess.run(

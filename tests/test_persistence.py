@@ -1,7 +1,5 @@
 """Saved fits reload identically; output directories appear whole or not at all."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -9,11 +7,9 @@ from creator_plugin import CREATOR, simulate
 from creator_plugin.persistence import atomic_output_dir
 
 
-def test_save_load_gives_identical_transform(tmp_path):
+def test_save_load_gives_identical_transform(tmp_path, fit):
     sim = simulate(3, 3, 300, n_features=4, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = CREATOR(3, random_state=0).fit(sim.X)
+    model = fit(sim.X, 3)
     model.save(tmp_path / "m.joblib")
     again = CREATOR.load(tmp_path / "m.joblib")
     np.testing.assert_array_equal(again.transform(sim.X[1]), model.transform(sim.X[1]))

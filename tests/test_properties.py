@@ -1,8 +1,7 @@
 """Property-based invariance tests (hypothesis, bounded for CI speed)."""
 
-import warnings
-
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
@@ -14,10 +13,12 @@ D, K, P = 3, 4, 5
 PROPS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+# Some hypothesis draws give a weak-evidence notice; invariance is what is tested.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
 def _fit(X_list):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return CREATOR(D, random_state=0).fit(X_list)
+    return CREATOR(D, random_state=0).fit(X_list)
 
 
 BASE = _fit(SIM.X)

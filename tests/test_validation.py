@@ -71,7 +71,7 @@ def test_n_latent_out_of_range(sim, bad):
 
 
 def test_n_latent_not_integer(sim):
-    with pytest.raises(TypeError, match="n_latent must be an integer"):
+    with pytest.raises(TypeError, match="'n_latent' parameter of CREATOR must be an int"):
         CREATOR(2.5).fit(sim.X)
 
 
@@ -90,16 +90,50 @@ def test_environment_labels_wrong_length(sim):
 @pytest.mark.parametrize(
     "kw, match",
     [
-        ({"scorer": "mi"}, "scorer must be one of"),
-        ({"pruning": "lasso"}, "pruning must be one of"),
-        ({"prune_threshold": -1.0}, "prune_threshold"),
-        ({"ica_fun": "tanh"}, "ica_fun"),
-        ({"ica_max_iter": 0}, "ica_max_iter"),
+        ({"scorer": "mi"}, "'scorer' parameter of CREATOR must be a str among"),
+        ({"pruning": "lasso"}, "'pruning' parameter"),
+        ({"prune_threshold": -1.0}, "'prune_threshold' parameter"),
+        ({"prune_threshold": float("nan")}, r"'prune_threshold' parameter.*Got nan"),
+        ({"prune_threshold": float("inf")}, "'prune_threshold' parameter"),
+        ({"prune_threshold": "0.2"}, "'prune_threshold' parameter"),
+        ({"standardize": "no"}, "'standardize' parameter of CREATOR must be an instance of 'bool'"),
+        ({"polish": "yes"}, "'polish' parameter"),
+        ({"polish": None}, "'polish' parameter"),
+        ({"n_refine": -1}, "'n_refine' parameter"),
+        ({"n_refine": 2.0}, "'n_refine' parameter"),
+        ({"n_refine": None}, "'n_refine' parameter"),
+        ({"weak_evidence_level": float("nan")}, "'weak_evidence_level' parameter"),
+        ({"weak_evidence_level": "x"}, "'weak_evidence_level' parameter"),
+        ({"random_state": -1}, "'random_state' parameter"),
+        ({"random_state": "seed"}, "'random_state' parameter"),
+        ({"ica_options": {"fun": "tanh"}}, "'fun' parameter of CREATOR ica_options"),
+        ({"ica_options": {"max_iter": 0}}, "'max_iter' parameter of CREATOR ica_options"),
+        ({"ica_options": {"tol": float("nan")}}, "'tol' parameter of CREATOR ica_options"),
+        ({"ica_options": {"maxiter": 10}}, r"'ica_options'.*unknown keys \['maxiter'\]"),
+        ({"ica_options": [("max_iter", 10)]}, "'ica_options' parameter"),
+        ({"scorer_options": {"n_featurs": 16}},
+         r"unknown keys \['n_featurs'\]; allowed keys: none"),
+        ({"scorer": "hsic_rff", "scorer_options": {"n_featurs": 16}},
+         r"unknown keys \['n_featurs'\]; allowed keys: max_samples, n_features"),
+        ({"scorer": "hsic_rff", "scorer_options": {"n_features": 0}},
+         "'n_features' parameter of CREATOR scorer_options"),
     ],
 )
 def test_bad_parameters(sim, kw, match):
     with pytest.raises(ValueError, match=match):
         CREATOR(3, **kw).fit(sim.X)
+
+
+def test_parameters_are_checked_before_any_work():
+    """A bad parameter is reported even when the data are bad too (no work was done)."""
+    with pytest.raises(ValueError, match="'prune_threshold' parameter"):
+        CREATOR(3, prune_threshold=float("nan")).fit(None)
+
+
+def test_valid_options_are_accepted(fit, sim):
+    model = fit(sim.X, 3, scorer="hsic_rff", scorer_options={"n_features": 8, "max_samples": None},
+                ica_options={"max_iter": 50, "fun": "cube"}, random_state=np.random.default_rng(1))
+    assert model.adjacency_matrix_.shape == (3, 3)
 
 
 def test_fewer_environments_than_latents_warns():

@@ -17,21 +17,34 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .baselines import METHODS
-from .grid import ablation_grid, full_grid, paper_grid, quick_grid, run_grid
+__all__ = ["DESCRIPTION", "add_arguments", "build_parser", "main", "run"]
 
-__all__ = ["build_parser", "main"]
+DESCRIPTION = __doc__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``creator bench``.
+    """A stand-alone argument parser of ``creator bench``.
 
     Returns
     -------
     argparse.ArgumentParser
     """
-    parser = argparse.ArgumentParser(prog="creator bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="creator bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``creator bench`` to ``parser``.
+
+    Nothing heavy is imported here, so the main ``creator`` parser stays
+    cheap to build.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
     preset = parser.add_mutually_exclusive_group()
     preset.add_argument("--quick", action="store_true",
                         help="d in 2,3,5, K=d, both settings, 5 seeds (a few minutes)")
@@ -41,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="add the sigma and beta ablations to the chosen preset")
     parser.add_argument("--seeds", type=int, default=None,
                         help="seeds per cell (default: 5 with --quick, else 20)")
-    parser.add_argument("--methods", nargs="+", default=None, choices=list(METHODS),
-                        metavar="METHOD", help=f"subset of: {', '.join(METHODS)}")
+    parser.add_argument("--methods", nargs="+", default=None, metavar="METHOD",
+                        help="methods to run (default: CREATOR, LiNGCReL and the two PCA + "
+                             "LiNGAM baselines; 'CREATOR (paper)' is the paper's algorithm); "
+                             "an unknown name lists the available ones")
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="joblib workers (-1: all cores); ignored with Dask")
     dask = parser.add_mutually_exclusive_group()
@@ -91,14 +106,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status 0. Failed fits are results: they are rows of the CSV,
-        counted in the summary and reported on stderr.
+        See :func:`run`.
     """
-    args = build_parser().parse_args(argv)
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark described by parsed ``creator bench`` arguments.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From a parser set up by :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        Exit status: 0, or 2 for a user error (reported on stderr). Failed
+        fits are results: they are rows of the CSV, counted in the summary
+        and reported on stderr.
+    """
     if args.seeds is not None and args.seeds < 1:
-        raise SystemExit("--seeds must be >= 1")
+        print("error: --seeds must be >= 1", file=sys.stderr)
+        return 2
 
     import pandas as pd
+
+    from .baselines import METHODS
+    from .grid import ablation_grid, full_grid, paper_grid, quick_grid, run_grid
+
+    unknown = [m for m in args.methods or () if m not in METHODS]
+    if unknown:
+        print(f"error: unknown methods {unknown}; available: {list(METHODS)}", file=sys.stderr)
+        return 2
 
     if args.quick:
         cells = quick_grid()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["make_figures", "summary_markdown"]
+__all__ = ["make_figures", "mean_metrics", "summary_markdown"]
 
 _SHORT = {
     "LiNGCReL": "LiNGCReL (reconstr.)",
@@ -91,6 +91,33 @@ def _threshold_table(sub) -> str:
         rows.append([str(rule), f"{t:g}", f"{g['shd'].mean():.2f}", f"{g['locr2'].mean():.3f}",
                      f"{g['exact_dag'].mean():.2f}", str(len(g))])
     return _table(["rule", "threshold", "mean SHD", "mean LocR²", "exact DAG", "seeds"], rows)
+
+
+def mean_metrics(df, by: list[str]):
+    """Mean accuracy and time of the successful fits, per group.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Tidy results (see :func:`creator_plugin.benchmark.grid.run_one`).
+    by : list of str
+        Grouping columns (e.g. ``["method"]`` or ``["grid"]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group (in order of first appearance): ``fits``,
+        ``failed``, ``mean_shd``, ``mean_locr2``, ``exact_dag_share``,
+        ``correct_order_share``, ``seconds_per_fit``.
+    """
+    failed = (df["status"] != "ok").groupby([df[c] for c in by], sort=False).sum()
+    out = _ok(df).groupby(by, sort=False).agg(
+        fits=("seed", "count"), mean_shd=("shd", "mean"), mean_locr2=("locr2", "mean"),
+        exact_dag_share=("exact_dag", "mean"), correct_order_share=("correct_order", "mean"),
+        seconds_per_fit=("seconds", "mean"),
+    )
+    out.insert(1, "failed", failed.reindex(out.index).fillna(0).astype(int))
+    return out.reset_index()
 
 
 def summary_markdown(df) -> str:

@@ -9,6 +9,8 @@ A *cell* is a flat dict. Its keys are
   ``noise_shape``, ...): they define the simulated data;
 * optionally ``"methods"``: a tuple of method names, restricting the cell to
   those methods (the threshold-sensitivity cells only make sense for CREATOR);
+* optionally ``"seeding"``: ``"hash"`` (default) or ``"seed"``, how the data
+  seed is derived (see :func:`data_seed`);
 * any other key is passed to the method as a keyword argument (for example
   ``prune_threshold`` and ``pruning`` for CREATOR).
 
@@ -32,7 +34,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .. import metrics, simulate
-from .baselines import METHODS
+from .baselines import DEFAULT_METHODS, METHODS
 
 __all__ = [
     "Cell",
@@ -64,7 +66,7 @@ THRESHOLDS: dict[str, tuple[float, ...]] = {
 }
 
 _SIM_KEYS = frozenset(inspect.signature(simulate).parameters) - {"random_state"}
-_LABEL_KEYS = frozenset({"grid", "methods"})
+_LABEL_KEYS = frozenset({"grid", "methods", "seeding"})
 
 
 def paper_grid(
@@ -178,8 +180,12 @@ def _fit_params(cell: Cell) -> dict:
 def data_seed(cell: Cell, seed: int) -> int:
     """Deterministic seed of the simulated data of one (cell, seed).
 
-    Depends only on the simulation keys of the cell and on ``seed`` (a CRC32
-    of their text), never on the method, the process or the backend.
+    By default a CRC32 of the cell's simulation keys and ``seed``: it
+    depends on nothing else (not the method, the process or the backend),
+    and different cells get unrelated data. With ``cell["seeding"] ==
+    "seed"`` it is ``seed`` itself, i.e. the data are
+    ``simulate(**keys, random_state=seed)``, as a user would simulate them
+    (the convention of ``benchmarks/accuracy.py``).
 
     Parameters
     ----------
@@ -190,6 +196,11 @@ def data_seed(cell: Cell, seed: int) -> int:
     -------
     int
     """
+    seeding = cell.get("seeding", "hash")
+    if seeding == "seed":
+        return int(seed)
+    if seeding != "hash":
+        raise ValueError(f"cell['seeding'] must be 'hash' or 'seed', got {seeding!r}.")
     key = repr(sorted(_sim_params(cell).items())) + f"|{seed}"
     return zlib.crc32(key.encode())
 
@@ -295,7 +306,8 @@ def run_grid(
     seeds : int or iterable of int
         ``n`` means seeds ``0..n-1``.
     methods : iterable of str, optional
-        Method names (default: every method of the table).
+        Method names (default: :data:`~creator_plugin.benchmark.baselines.DEFAULT_METHODS`
+        with the default table, else every method of the table).
     n_jobs : int, optional
         joblib workers. Under ``with joblib.parallel_config(backend="dask"):``
         and an open ``distributed.Client`` the tasks run on the Dask cluster
@@ -320,7 +332,9 @@ def run_grid(
         If a requested method is not in the table.
     """
     table = METHODS if method_table is None else method_table
-    names = list(table) if methods is None else list(methods)
+    if methods is None:
+        methods = DEFAULT_METHODS if method_table is None else table
+    names = list(methods)
     unknown = [m for m in names if m not in table]
     if unknown:
         raise ValueError(f"Unknown methods {unknown}; available: {list(table)}.")

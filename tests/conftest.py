@@ -1,0 +1,52 @@
+"""Shared fixtures of the test suite.
+
+Tests marked ``slow`` (accuracy over many fits, clusters, subprocesses) are
+deselected by the quick lane ``python -m pytest -m "not slow"``; CI runs
+everything.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from creator_plugin import CREATOR, simulate
+
+
+def _fit(X, n_latent, environments=None, **kw):
+    kw.setdefault("random_state", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return CREATOR(n_latent, **kw).fit(X, environments=environments)
+
+
+def _fit_recording(X, n_latent, environments=None, **kw):
+    kw.setdefault("random_state", 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CREATOR(n_latent, **kw).fit(X, environments=environments)
+    return model, caught
+
+
+@pytest.fixture(scope="session")
+def fit():
+    """``fit(X, n_latent, environments=None, **params)``: a fitted CREATOR.
+
+    ``random_state`` defaults to 0; the fit's own warnings (identifiability,
+    weak evidence, ...) are silenced — tests about warnings use
+    :func:`fit_recording`.
+    """
+    return _fit
+
+
+@pytest.fixture(scope="session")
+def fit_recording():
+    """``fit_recording(X, n_latent, environments=None, **params) -> (model, warnings)``."""
+    return _fit_recording
+
+
+@pytest.fixture(scope="session")
+def sim3():
+    """d=3, K=4, n=1000 per environment, p=4: a small model every fit gets right."""
+    return simulate(3, 4, 1000, n_features=4, random_state=0)
