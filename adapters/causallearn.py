@@ -176,11 +176,11 @@ class CreatorGraph(CausalGraph):
     ):
         est = resolve_estimator(estimator)
         names = (
-            [f"L{i + 1}" for i in range(est.n_latent)]
+            [f"L{i + 1}" for i in range(est.n_latent_)]
             if node_names is None
-            else check_node_names(node_names, est.n_latent)
+            else check_node_names(node_names, est.n_latent_)
         )
-        super().__init__(est.n_latent, names)
+        super().__init__(est.n_latent_, names)
         self.G = to_general_graph(est.adjacency_matrix_, names, latent=True)
         self.node_names = names
         self.latents = latents

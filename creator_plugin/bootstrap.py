@@ -176,11 +176,15 @@ def bootstrap(
     if isinstance(n_sampling, bool) or not isinstance(n_sampling, (int, np.integer)) \
             or n_sampling < 1:
         raise ValueError(f"n_sampling must be a positive integer, got {n_sampling!r}.")
-    X_list = check_environments(X, environments, n_latent=estimator.n_latent)
+    auto = isinstance(estimator.n_latent, str)
+    X_list = check_environments(X, environments, n_latent=None if auto else estimator.n_latent)
     rng = as_generator(random_state)
     full = clone(estimator).set_params(random_state=draw_seed(rng)).fit(X_list)
+    # Resamples keep the full fit's n_latent (so that they can be aligned to it)
+    # and skip the verdict, which is about the full fit.
+    refit = clone(estimator).set_params(n_latent=full.n_latent_, quality=False)
     seeds = [draw_seed(rng) for _ in range(n_sampling)]
-    jobs = (delayed(_one_resample)(estimator, X_list, s, full.latents_) for s in seeds)
+    jobs = (delayed(_one_resample)(refit, X_list, s, full.latents_) for s in seeds)
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     if show_progress:
         from tqdm.auto import tqdm

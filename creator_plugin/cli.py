@@ -1,4 +1,4 @@
-"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``."""
+"""Command-line interface: ``creator demo``, ``fit``, ``dims`` and ``bench``."""
 
 from __future__ import annotations
 
@@ -57,30 +57,40 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_csv(data: str, env_column: str):
+    """``(features DataFrame, environment labels)`` of a CSV, or None after an error message."""
+    import pandas as pd
+
+    path = Path(data)
+    if not path.is_file():
+        print(f"error: DATA file {path} does not exist.", file=sys.stderr)
+        return None
+    df = pd.read_csv(path)
+    if env_column not in df.columns:
+        print(
+            f"error: --env-column {env_column!r} is not a column of {path} "
+            f"(columns: {list(df.columns)}).",
+            file=sys.stderr,
+        )
+        return None
+    feats = df.drop(columns=[env_column])
+    non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    if non_numeric:
+        print(f"error: non-numeric feature columns {non_numeric} in {path}.", file=sys.stderr)
+        return None
+    return feats, df[env_column].to_numpy()
+
+
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from . import CREATOR
     from .persistence import atomic_output_dir, save
 
-    path = Path(args.data)
-    if not path.is_file():
-        print(f"error: DATA file {path} does not exist.", file=sys.stderr)
+    data = _read_csv(args.data, args.env_column)
+    if data is None:
         return 2
-    df = pd.read_csv(path)
-    if args.env_column not in df.columns:
-        print(
-            f"error: --env-column {args.env_column!r} is not a column of {path} "
-            f"(columns: {list(df.columns)}).",
-            file=sys.stderr,
-        )
-        return 2
-    env = df[args.env_column].to_numpy()
-    feats = df.drop(columns=[args.env_column])
-    non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
-    if non_numeric:
-        print(f"error: non-numeric feature columns {non_numeric} in {path}.", file=sys.stderr)
-        return 2
+    feats, env = data
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -125,6 +135,58 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dims(args: argparse.Namespace) -> int:
+    from .dimension import select_n_latent
+
+    data = _read_csv(args.data, args.env_column)
+    if data is None:
+        return 2
+    feats, env = data
+    try:
+        sel = select_n_latent(feats.to_numpy(dtype=float), environments=env, alpha=args.alpha)
+    except (ValueError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(sel.summary())
+    shown = sel.spectrum[:20]
+    print("\nPooled within-environment spectrum (correlation scale), largest first:")
+    print("  " + "  ".join(f"{i + 1}: {v:.4g}" for i, v in enumerate(shown))
+          + (" ..." if sel.spectrum.size > shown.size else ""))
+    if sel.tests:
+        print(f"\nLikelihood-ratio tests of the k-factor model (alpha = {sel.alpha:g}, "
+              f"{sel.test_scope.replace('_', ' ')}):")
+        print(f"  {'k':>3} {'statistic':>12} {'df':>6} {'p-value':>10}")
+        for t in sel.tests:
+            print(f"  {t['k']:>3} {t['statistic']:>12.1f} {t['df']:>6} {t['p_value']:>10.3g}")
+    if args.out:
+        _write_scree(sel, args.out)
+        print(f"\nWrote the scree plot to {args.out}")
+    return 0
+
+
+def _write_scree(sel, path: str) -> None:
+    """Scree plot of a DimensionSelection: log eigenvalues, the choice marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lam = sel.spectrum
+    k = np.arange(1, lam.size + 1)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    pos = lam > 0
+    ax.semilogy(k[pos], lam[pos], "o-", color="0.3", ms=4)
+    ax.axvline(sel.n_latent + 0.5, color="C3", ls="--",
+               label=f"n_latent = {sel.n_latent} ({sel.decided_by.replace('_', ' ')})")
+    ax.set_xlabel("component")
+    ax.set_ylabel("eigenvalue (pooled, correlation scale)")
+    ax.set_title("Scree plot")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="creator", description="CREATOR: latent causal features and their DAG "
@@ -147,6 +209,12 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--force", action="store_true", help="replace an existing output directory")
     fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")
 
+    dims = sub.add_parser("dims", help="choose n_latent for a CSV file, with the evidence")
+    dims.add_argument("data", help="CSV with one column of environment labels, the rest numeric")
+    dims.add_argument("--env-column", required=True, help="name of the environment column")
+    dims.add_argument("--alpha", type=float, default=0.01, help="level of the tests")
+    dims.add_argument("--out", help="write a scree plot PNG here")
+
     from .benchmark import cli as bench_cli
 
     bench = sub.add_parser(
@@ -166,7 +234,7 @@ def _bench(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``creator`` command."""
     args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    return {"demo": _demo, "fit": _fit, "bench": _bench}[args.command](args)
+    return {"demo": _demo, "fit": _fit, "dims": _dims, "bench": _bench}[args.command](args)
 
 
 if __name__ == "__main__":

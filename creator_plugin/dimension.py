@@ -99,6 +99,16 @@ class DimensionSelection:
     max_testable: int = 0
     test_scope: str = "per_environment"
 
+    def to_dict(self) -> dict:
+        """Plain-Python form (for ``diagnostics_`` and JSON)."""
+        return {
+            "n_latent": self.n_latent, "decided_by": self.decided_by,
+            "criteria": dict(self.criteria), "spectrum": self.spectrum.tolist(),
+            "tests": [dict(t) for t in self.tests], "alpha": self.alpha, "rank": self.rank,
+            "max_testable": self.max_testable, "test_scope": self.test_scope,
+            "summary": self.summary(),
+        }
+
     def p_value(self, k: int) -> float | None:
         """p-value of the k-factor test, or None if k was not tested."""
         for t in self.tests:
@@ -119,8 +129,11 @@ class DimensionSelection:
             ),
             "rank": f"the data are exactly rank {self.rank} (noise-free)",
         }[self.decided_by]
-        others = ", ".join(f"{k}: {v}" for k, v in self.criteria.items() if k != "factor_lr_test")
-        return f"n_latent = {self.n_latent}: {why}.\nOther criteria: {others}."
+        others = ", ".join(
+            f"{k}: {v}" for k, v in self.criteria.items() if k not in ("factor_lr_test", "rank")
+        )
+        return (f"n_latent = {self.n_latent}: {why}.\nSpectral criteria: {others}; "
+                f"rank of the data: {self.rank}.")
 
 
 def _pooled_centred(X_list: list[np.ndarray], standardize: bool) -> np.ndarray:

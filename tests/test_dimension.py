@@ -136,3 +136,54 @@ def test_n_latent_evidence_statuses():
     assert n_latent_evidence(square.X, 3)["status"] == "too_few"  # no noise floor
     assert n_latent_evidence(square.X, 5)["status"] == "consistent"
     assert n_latent_evidence(simulate(3, 3, 300, random_state=0).X, 2)["status"] == "untestable"
+
+
+def test_creator_auto_uses_select_n_latent(fit):
+    sim = simulate(3, 3, 600, n_features=9, measurement_noise=0.05, random_state=4)
+    model = fit(sim.X, "auto")
+    assert model.n_latent_ == 3 and model.n_latent == "auto"
+    assert model.adjacency_matrix_.shape == (3, 3)
+    assert model.transform(sim.X[0]).shape == (600, 3)
+    sel = model.diagnostics_["n_latent_selection"]
+    assert sel["n_latent"] == 3 and sel["decided_by"] == "factor_lr_test"
+    assert len(sel["spectrum"]) == 9
+    assert "n_latent" not in model.diagnostics_["quality"]["checks"]  # chosen, not checked
+
+
+def test_creator_rejects_other_strings():
+    from creator_plugin import CREATOR
+
+    sim = simulate(2, 2, 100, random_state=0)
+    with pytest.raises(ValueError, match="n_latent"):
+        CREATOR("three").fit(sim.X)
+
+
+def test_bootstrap_with_auto_keeps_the_full_fits_choice():
+    from creator_plugin import CREATOR, bootstrap
+
+    sim = simulate(2, 3, 400, n_features=6, measurement_noise=0.05, random_state=5)
+    res = bootstrap(sim.X, 3, estimator=CREATOR("auto"), random_state=0)
+    assert res.full_fit.n_latent_ == 2
+    assert res.adjacency_matrices.shape == (3, 2, 2)
+
+
+@pytest.mark.slow  # imports matplotlib
+def test_cli_dims_prints_the_choice_and_writes_a_scree_plot(tmp_path, capsys):
+    import pandas as pd
+
+    from creator_plugin.cli import main
+
+    sim = simulate(3, 3, 400, n_features=8, measurement_noise=0.05, random_state=0)
+    X, labels = sim.stacked()
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(8)])
+    df.insert(0, "E", labels)
+    csv = tmp_path / "data.csv"
+    df.to_csv(csv, index=False)
+    png = tmp_path / "scree.png"
+    assert main(["dims", str(csv), "--env-column", "E", "--out", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("n_latent = 3:")
+    assert "Likelihood-ratio tests" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["dims", str(csv), "--env-column", "nope"]) == 2
+    assert "not a column" in capsys.readouterr().err

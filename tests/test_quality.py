@@ -145,3 +145,28 @@ def test_ica_agreement_on_true_latents_is_small():
     res = ica_agreement(_true_latents_in_order(sim), random_state=0)
     assert res["scaled"] < 6.0
     assert np.array(res["disagreement"]).shape == (4, 4)
+
+
+def test_fit_issues_fit_quality_warnings_and_stores_the_verdict(fit_recording):
+    from creator_plugin import FitQualityWarning
+
+    sim = simulate(3, 3, 1000, noise_shape=2.0, random_state=0)
+    model, caught = fit_recording(sim.X, 3)
+    quality = [w for w in caught if issubclass(w.category, FitQualityWarning)]
+    assert any(str(w.message).startswith(ISSUE_KINDS["not_identifiable"]) for w in quality)
+    verdict = model.diagnostics_["quality"]
+    assert "not_identifiable" in [i["kind"] for i in verdict["issues"]]
+    assert verdict["summary"].startswith("Do not trust this fit")
+    assert all(str(w.message) in model.diagnostics_["warnings"] for w in quality)
+
+
+def test_clean_fit_is_silent_and_quality_false_skips_the_verdict(fit_recording):
+    from creator_plugin import FitQualityWarning
+
+    sim = simulate(3, 3, 1000, random_state=0)
+    model, caught = fit_recording(sim.X, 3)
+    assert not [w for w in caught if issubclass(w.category, FitQualityWarning)]
+    assert model.diagnostics_["quality"]["issues"] == []
+    off, _ = fit_recording(sim.X, 3, quality=False)
+    assert "quality" not in off.diagnostics_
+    np.testing.assert_array_equal(off.adjacency_matrix_, model.adjacency_matrix_)
