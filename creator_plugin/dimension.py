@@ -338,7 +338,7 @@ def _factor_discrepancy(S: np.ndarray, k: int) -> float:
     start = np.clip(np.log((1.0 - 0.5 * k / p) / np.diag(np.linalg.inv(S))), lo, 0.0)
     res = optimize.minimize(
         objective, start, jac=True, method="L-BFGS-B", bounds=[(lo, 0.0)] * p,
-        options={"maxiter": 1000, "ftol": 1e-14, "gtol": 1e-9},
+        options={"maxiter": 1000, "ftol": 1e-12, "gtol": 1e-7},
     )
     return float(res.fun)
 
