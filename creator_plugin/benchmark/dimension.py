@@ -79,33 +79,48 @@ def run_dimension_benchmark(
 
 
 def summarize(rows: list[dict]) -> str:
-    """Markdown: overall and per-cell accuracy of the choice and of every criterion."""
-    keys = sorted({(r["d"], r["K"], r["p"], r["noise"]) for r in rows})
+    """Markdown: overall accuracy, every criterion by kind of model, and per cell."""
     seeds = sorted({r["seed"] for r in rows})
     correct = np.array([r["correct"] for r in rows])
+    kinds = {
+        "p > d, measurement noise": lambda r: r["p"] > r["d"] and r["noise"] > 0,
+        "p > d, noise-free": lambda r: r["p"] > r["d"] and r["noise"] == 0,
+        "p = d": lambda r: r["p"] == r["d"],
+    }
     lines = [
         f"{len(rows)} models, seeds {seeds[0]}-{seeds[-1]}: select_n_latent picks the true d "
         f"in **{correct.mean():.1%}** ({int(correct.sum())}/{len(rows)}); mean "
         f"{np.mean([r['seconds'] for r in rows]):.2f} s per call.",
         "",
-        "Accuracy of every criterion over all models (None counts as wrong):",
+        "Share of models where each criterion picks the true d (a criterion that gives no "
+        "pick counts as wrong):",
         "",
-        "| " + " | ".join(CRITERIA) + " |",
-        "|" + "---|" * len(CRITERIA),
-        "| " + " | ".join(
-            f"{np.mean([r[f'pick_{c}'] == r['d'] for r in rows]):.1%}" for c in CRITERIA
-        ) + " |",
-        "",
-        "| d | K | p | noise | accuracy | wrong picks | decided by |",
-        "|---|---|---|---|---|---|---|",
+        "| models | count | **choice** | " + " | ".join(CRITERIA) + " |",
+        "|---|---|---|" + "---|" * len(CRITERIA),
     ]
-    for key in keys:
-        sub = [r for r in rows if (r["d"], r["K"], r["p"], r["noise"]) == key]
-        acc = np.mean([r["correct"] for r in sub])
-        wrong = ", ".join(f"{r['chosen']} (seed {r['seed']})" for r in sub if not r["correct"])
-        rules = sorted({r["decided_by"] for r in sub})
+    for name, keep in kinds.items():
+        sub = [r for r in rows if keep(r)]
+        if not sub:
+            continue
         lines.append(
-            f"| {key[0]} | {key[1]} | {key[2]} | {key[3]:g} | {acc:.0%} | {wrong or '-'} "
-            f"| {', '.join(rules)} |"
+            f"| {name} | {len(sub)} | **{np.mean([r['correct'] for r in sub]):.1%}** | "
+            + " | ".join(f"{np.mean([r[f'pick_{c}'] == r['d'] for r in sub]):.1%}"
+                         for c in CRITERIA) + " |"
         )
+    noises = sorted({r["noise"] for r in rows})
+    lines += [
+        "",
+        "Accuracy of the choice per cell (noise = measurement noise SD relative to each "
+        "column's SD); wrong picks as `chosen (seed)`:",
+        "",
+        "| d | K | p | " + " | ".join(f"noise {m:g}" for m in noises) + " | wrong picks |",
+        "|---|---|---|" + "---|" * len(noises) + "---|",
+    ]
+    for d, K, p in sorted({(r["d"], r["K"], r["p"]) for r in rows}):
+        sub = [r for r in rows if (r["d"], r["K"], r["p"]) == (d, K, p)]
+        accs = [np.mean([r["correct"] for r in sub if r["noise"] == m]) for m in noises]
+        wrong = ", ".join(f"{r['chosen']} ({r['seed']}, noise {r['noise']:g})"
+                          for r in sub if not r["correct"])
+        lines.append(f"| {d} | {K} | {p} | " + " | ".join(f"{a:.0%}" for a in accs)
+                     + f" | {wrong or '-'} |")
     return "\n".join(lines)
