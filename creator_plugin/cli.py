@@ -102,7 +102,7 @@ def _fit(args: argparse.Namespace) -> int:
         return 2
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    names = [f"L{i + 1}" for i in range(args.n_latent)]
+    names = [f"L{i + 1}" for i in range(model.n_latent_)]
     try:
         with atomic_output_dir(args.out, force=args.force) as tmp:
             latents = pd.DataFrame(model.transform(feats.to_numpy(dtype=float)), columns=names)
@@ -187,6 +187,16 @@ def _write_scree(sel, path: str) -> None:
     plt.close(fig)
 
 
+def _n_latent_arg(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer or 'auto', got {value!r}") from None
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="creator", description="CREATOR: latent causal features and their DAG "
@@ -204,7 +214,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit CREATOR to a CSV file")
     fit.add_argument("data", help="CSV with one column of environment labels, the rest numeric")
     fit.add_argument("--env-column", required=True, help="name of the environment column")
-    fit.add_argument("--n-latent", type=int, required=True, help="number of latent features")
+    fit.add_argument("--n-latent", type=_n_latent_arg, required=True,
+                     help="number of latent features, or 'auto' (see creator dims)")
     fit.add_argument("--out", required=True, help="output directory (must not exist)")
     fit.add_argument("--force", action="store_true", help="replace an existing output directory")
     fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")

@@ -1,5 +1,7 @@
 """select_n_latent and the factor-number estimators it reports."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -187,3 +189,10 @@ def test_cli_dims_prints_the_choice_and_writes_a_scree_plot(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["dims", str(csv), "--env-column", "nope"]) == 2
     assert "not a column" in capsys.readouterr().err
+    out_dir = tmp_path / "fit"
+    assert main(["fit", str(csv), "--env-column", "E", "--n-latent", "auto",
+                 "--out", str(out_dir)]) == 0
+    diag = json.loads((out_dir / "diagnostics.json").read_text())
+    assert diag["n_latent_selection"]["n_latent"] == 3
+    assert diag["latent_names"] == ["L1", "L2", "L3"]
+    assert "summary" in diag["quality"]
