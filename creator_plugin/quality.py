@@ -269,14 +269,14 @@ def ica_agreement(
         ``disagreement`` (list over environments of lists over noises),
         ``scaled`` (the mean over environments and noises of
         ``n_k * disagreement / (d - 1)``, comparable across n and d; 0 for
-        d = 1), ``worst`` (``(environment, noise)`` with the largest
+        d = 1), ``worst`` (``[environment, noise]`` with the largest
         disagreement) and ``n_not_converged``.
     """
     rng = np.random.default_rng(random_state)
     noises = ordered_noises([_subsample(np.asarray(L, float), max_samples, rng) for L in latents])
     d = noises[0].shape[1]
     if d == 1:
-        return {"disagreement": [[0.0] for _ in noises], "scaled": 0.0, "worst": (0, 0),
+        return {"disagreement": [[0.0] for _ in noises], "scaled": 0.0, "worst": [0, 0],
                 "n_not_converged": 0}
     rows, not_converged = [], 0
     for Z in noises:
@@ -296,7 +296,7 @@ def ica_agreement(
     return {
         "disagreement": dis.tolist(),
         "scaled": float(np.mean(sizes * dis) / (d - 1)),
-        "worst": (int(k), int(i)),
+        "worst": [int(k), int(i)],
         "n_not_converged": int(not_converged),
     }
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from ._random import as_generator
+
 __all__ = ["Simulation", "simulate", "WEIGHT_DISTRIBUTIONS", "NOISE_DISTRIBUTIONS"]
 
 # The paper's Table "Distributions and their parameters" for the edge weights.
@@ -147,7 +149,7 @@ def simulate(
     Exponential(1), Uniform(0,1), Gumbel(0,1), Beta(0.5,0.5), Gamma(1,1),
     Chi2(1), Chi2(3), Gamma(3,1)). ``H`` has standard normal entries.
     """
-    rng = np.random.default_rng(random_state)
+    rng = as_generator(random_state)
     d, K = int(n_latent), int(n_environments)
     p = d if n_features is None else int(n_features)
     if d < 1 or K < 1:
