@@ -23,6 +23,8 @@ from scipy import stats
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
+from .dimension import n_latent_evidence
+
 __all__ = [
     "ISSUE_KINDS",
     "Issue",
@@ -443,8 +445,6 @@ def assess_fit(
     -------
     Verdict
     """
-    from .dimension import n_latent_evidence
-
     rng = np.random.default_rng(random_state)
     K, d = len(latents), latents[0].shape[1]
     issues, checks = [], {}
