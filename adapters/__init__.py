@@ -5,11 +5,17 @@ Submodules (each imports its library only when it is itself imported):
 * :mod:`.causallearn` - :func:`creator` (``cdnod``-style search),
   :class:`CreatorGraph`, :func:`to_general_graph`,
   :func:`general_graph_to_adjacency`, :func:`general_graph_to_networkx`,
-  :func:`to_pydot`.
+  :func:`aligned_general_graph`, :func:`to_pydot`.
 * :mod:`.graphs` - :func:`to_networkx`, :func:`adjacency_from_networkx`,
   :func:`to_pgmpy_dag`, :func:`to_linear_gaussian_bn`.
-* :mod:`.dowhy` - :func:`latent_dataframe`, :func:`to_dowhy_causal_model`,
-  :func:`to_gcm`, :func:`intervene_observations`.
+* :mod:`.dowhy` - :func:`latent_dataframe`, :func:`pooled_latent_dataframe`,
+  :func:`to_dowhy_causal_model`, :func:`to_dowhy_pooled_causal_model`,
+  :func:`to_gcm`, :func:`intervene_observations`, :func:`relative`.
+
+Each submodule needs its library, installed by the extra of the same name
+(``pip install "creator-plugin[causallearn]"``, ``[dowhy]``, ``[pgmpy]``;
+:mod:`.graphs` needs only networkx except for the pgmpy functions); a
+missing one raises an ``ImportError`` naming the extra.
 
 The names above are also available here; accessing one imports its submodule
 lazily, so ``import creator_plugin.adapters`` stays cheap.

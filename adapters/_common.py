@@ -27,6 +27,7 @@ __all__ = [
     "latent_dataframe",
     "quiet_library_warnings",
     "document_latents",
+    "missing_extra",
 ]
 
 LATENT_FEATURE_NOTE = """\
@@ -44,6 +45,30 @@ means in environment k). Effects, weights and noise scales are therefore in
 units of the recovered features: "one unit of L2" is one pooled
 within-environment standard deviation of L2, not a unit of any true
 variable."""
+
+
+def missing_extra(exc: ModuleNotFoundError, library: str, extra: str) -> ImportError:
+    """The error to raise when an adapter's library is not installed.
+
+    Parameters
+    ----------
+    exc : ModuleNotFoundError
+        The failed import.
+    library : str
+        What the adapter needs, as users know it (e.g. ``"DoWhy"``).
+    extra : str
+        The creator-plugin extra that installs it (e.g. ``"dowhy"``).
+
+    Returns
+    -------
+    ImportError
+        Naming the library, the missing module and the install command.
+    """
+    return ImportError(
+        f"This part of creator_plugin.adapters needs {library}, which is not installed "
+        f"(no module named {exc.name!r}). Install it with: pip install \"creator-plugin[{extra}]\" "
+        f"(or \"creator-plugin[all]\" for every adapter)."
+    )
 
 
 def document_latents(obj):

@@ -17,15 +17,26 @@ from collections.abc import Sequence
 
 import networkx as nx
 import numpy as np
-from causallearn.graph.GeneralGraph import GeneralGraph
-from causallearn.graph.GraphClass import CausalGraph
-from causallearn.graph.GraphNode import GraphNode
-from causallearn.graph.NodeType import NodeType
-from causallearn.utils.GraphUtils import GraphUtils
 
 from creator_plugin import CREATOR
+from creator_plugin.metrics import align_to_truth
 
-from ._common import check_node_names, document_latents, resolve_estimator, resolve_names
+from ._common import (
+    check_node_names,
+    document_latents,
+    missing_extra,
+    resolve_estimator,
+    resolve_names,
+)
+
+try:
+    from causallearn.graph.GeneralGraph import GeneralGraph
+    from causallearn.graph.GraphClass import CausalGraph
+    from causallearn.graph.GraphNode import GraphNode
+    from causallearn.graph.NodeType import NodeType
+    from causallearn.utils.GraphUtils import GraphUtils
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "causal-learn", "causallearn") from exc
 
 __all__ = [
     "CreatorGraph",
@@ -33,6 +44,7 @@ __all__ = [
     "to_general_graph",
     "general_graph_to_adjacency",
     "general_graph_to_networkx",
+    "aligned_general_graph",
     "to_pydot",
 ]
 
@@ -274,6 +286,43 @@ def creator(
             file=sys.stderr,
         )
     return result
+
+
+def aligned_general_graph(
+    model, true_adjacency, true_latents, true_names: Sequence[str]
+) -> GeneralGraph:
+    """The recovered DAG as a ``GeneralGraph`` over the TRUE node names.
+
+    Recovered latent labels are arbitrary: ``SHD(truth, cg.G)`` compares
+    unrelated nodes. This relabels every recovered latent to the true node
+    it is matched to (:func:`creator_plugin.metrics.align_to_truth`, the
+    matching behind :func:`creator_plugin.metrics.evaluate`), so
+    causal-learn's ``SHD(to_general_graph(true_adjacency, true_names),
+    aligned).get_shd()`` is the package's own SHD.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+        Fitted model.
+    true_adjacency : array-like (d, d)
+        ``[s, t] != 0`` iff true node s -> t.
+    true_latents : list of array-like (n_k, d)
+        True latent values of the training rows, one array per environment
+        in the model's environment order (``estimator.environment_labels_``).
+    true_names : list of str
+        Names of the d true nodes, in the order of ``true_adjacency``; use
+        the same names for the true graph.
+
+    Returns
+    -------
+    GeneralGraph
+        Nodes ``true_names`` (``NodeType.LATENT``), edge ``s -> t`` iff the
+        recovered latents matched to s and t have that edge.
+    """
+    est = resolve_estimator(model)
+    names = check_node_names(true_names, est.n_latent_)
+    alignment = align_to_truth(est, true_adjacency, true_latents)
+    return to_general_graph(alignment.adjacency, names, latent=True)
 
 
 @document_latents

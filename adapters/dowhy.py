@@ -19,26 +19,41 @@ from functools import wraps
 import networkx as nx
 import numpy as np
 import pandas as pd
-from dowhy import CausalModel, gcm
+
+from creator_plugin.interpret import measurement_names
 
 from ._common import (
     check_nodes_known,
     document_latents,
+    environment_index,
     latent_dataframe,
+    missing_extra,
     quiet_library_warnings,
     resolve_estimator,
     resolve_names,
 )
 from .graphs import topology
 
+try:
+    from dowhy import CausalModel, gcm
+except ModuleNotFoundError as exc:
+    raise missing_extra(exc, "DoWhy", "dowhy") from exc
+
 __all__ = [
     "CreatorCausalModel",
+    "CreatorPooledCausalModel",
     "InterventionSamples",
+    "Relative",
     "latent_dataframe",
+    "pooled_latent_dataframe",
+    "relative",
     "to_dowhy_causal_model",
+    "to_dowhy_pooled_causal_model",
     "to_gcm",
     "intervene_observations",
 ]
+
+ENVIRONMENT_ROLES = ("effect_modifier", "common_cause")
 
 
 def _quiet(method):
@@ -63,6 +78,22 @@ class CreatorCausalModel(CausalModel):
     estimate_effect = _quiet(CausalModel.estimate_effect)
     refute_estimate = _quiet(CausalModel.refute_estimate)
     do = _quiet(CausalModel.do)
+
+
+class CreatorPooledCausalModel(CreatorCausalModel):
+    """The pooled model of :func:`to_dowhy_pooled_causal_model`.
+
+    A :class:`CreatorCausalModel` whose ``estimate_effect`` defaults to
+    ``method_params={"need_conditional_estimates": False}``: DoWhy's
+    per-value conditional estimates group the rows by the environment and,
+    under pandas 3, the groups lose the column the regression also needs as
+    a common cause (a ``KeyError`` inside DoWhy). Per-environment effects
+    come from :func:`to_dowhy_causal_model` instead.
+    """
+
+    def estimate_effect(self, *args, method_params=None, **kwargs):
+        method_params = {"need_conditional_estimates": False, **(method_params or {})}
+        return super().estimate_effect(*args, method_params=method_params, **kwargs)
 
 
 @document_latents
@@ -123,6 +154,141 @@ def to_dowhy_causal_model(
             treatment=treatment if len(treatment) > 1 else treatment[0],
             outcome=outcome if len(outcome) > 1 else outcome[0],
             graph=topology(model, names),
+            **causal_model_kwargs,
+        )
+
+
+def pooled_latent_dataframe(
+    model, names: Sequence[str] | None = None, environment_node: str = "environment"
+) -> pd.DataFrame:
+    """The latent features of every environment stacked, with an environment column.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+        Fitted model.
+    names : list of str, optional
+        Latent names (default: the model's node names).
+    environment_node : str, default="environment"
+        Name of the environment column.
+
+    Returns
+    -------
+    pandas.DataFrame (n, d + 1)
+        The latent columns, then ``environment_node``: the environment label
+        of every row as a string category (DoWhy one-hot encodes it).
+    """
+    est = resolve_estimator(model)
+    names = resolve_names(model, names)
+    if environment_node in names:
+        raise ValueError(
+            f"environment_node {environment_node!r} is also a latent node name; choose another."
+        )
+    labels = [str(lab) for lab in est.environment_labels_]
+    frames = []
+    for lab in est.environment_labels_:
+        df = latent_dataframe(model, lab, names)
+        df[environment_node] = str(lab)
+        frames.append(df)
+    out = pd.concat(frames, ignore_index=True)
+    out[environment_node] = pd.Categorical(out[environment_node], categories=labels)
+    return out
+
+
+@document_latents
+def to_dowhy_pooled_causal_model(
+    model,
+    treatment: str | Sequence[str],
+    outcome: str | Sequence[str],
+    *,
+    environment_role: str = "effect_modifier",
+    environment_node: str = "environment",
+    names: Sequence[str] | None = None,
+    **causal_model_kwargs,
+) -> CreatorPooledCausalModel:
+    """A DoWhy ``CausalModel`` over all environments, the environment a node of the graph.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+        Fitted model.
+    treatment, outcome : str or list of str
+        Latent node names.
+    environment_role : {"effect_modifier", "common_cause"}, default="effect_modifier"
+        In both, the graph has the node ``environment_node`` with an edge to
+        every latent, so backdoor identification adjusts for it. With
+        ``"effect_modifier"`` it is also passed to DoWhy as an effect
+        modifier: ``backdoor.linear_regression`` then fits the treatment's
+        coefficient separately per environment and ``estimate.value`` is the
+        average of the per-environment effects over all rows (each
+        environment weighted by its number of rows). With ``"common_cause"`` the regression has one
+        treatment coefficient plus an intercept per environment: a
+        variance-weighted blend of the per-environment effects.
+    environment_node : str, default="environment"
+        Name of the environment node (and column).
+    names : list of str, optional
+        Latent names (default: the model's node names).
+    **causal_model_kwargs
+        Passed to ``dowhy.CausalModel``.
+
+    Returns
+    -------
+    CreatorPooledCausalModel
+        A ``dowhy.CausalModel``. Data: :func:`pooled_latent_dataframe`;
+        graph: the recovered DAG plus ``environment_node -> every latent``
+        (marked ``effectmodifier`` for that role, which is how DoWhy accepts
+        a common cause as an effect modifier). Effects are per pooled SD of
+        the treatment feature, in pooled SDs of the outcome feature.
+
+    Notes
+    -----
+    What the environment node means: the label of the environment a row
+    comes from (a lab, a condition, a period), as a context variable set
+    from outside the system (Mooij, Magliacane & Claassen, "Joint Causal
+    Inference from Multiple Contexts", JMLR 2020). In CREATOR's model it
+    changes every latent's mean, noise scale and incoming weights, hence an
+    edge into every latent; nothing in the system causes it, hence no edge
+    into it. Intervening on it is not meaningful.
+
+    Why pooling is valid, and when it is not: the DAG is the same in every
+    environment, so the adjustment set DoWhy finds (the treatment's parents
+    plus the environment) blocks every backdoor path in every environment,
+    and identification holds in the pooled graph. The *estimate* is another
+    matter, because the weights change: DoWhy's linear regression lets the
+    treatment's coefficient vary with an effect modifier, but keeps one
+    coefficient per adjustment covariate for all environments. It is
+    therefore exact when the treatment has no parents (the adjustment set
+    is the environment alone), and otherwise only when the parents' effects
+    on the outcome are the same in every environment; if they change, the
+    per-environment models (:func:`to_dowhy_causal_model`) are the right
+    tool and their effects can be averaged by hand. ``"common_cause"``
+    additionally blends the environments' effects with weights that depend
+    on the treatment's residual variance, so its single number is not the
+    effect of any one environment.
+    """
+    if environment_role not in ENVIRONMENT_ROLES:
+        raise ValueError(
+            f"environment_role must be one of {ENVIRONMENT_ROLES}; got {environment_role!r}."
+        )
+    names = resolve_names(model, names)
+    treatment = check_nodes_known(treatment, names, "treatment")
+    outcome = check_nodes_known(outcome, names, "outcome")
+    both = set(treatment) & set(outcome)
+    if both:
+        raise ValueError(f"Nodes {sorted(both)} are both treatment and outcome.")
+    df = pooled_latent_dataframe(model, names, environment_node)
+    graph = topology(model, names)
+    # DoWhy drops ancestors of the treatment from the effect modifiers it
+    # reads off the graph, except nodes marked "effectmodifier".
+    graph.add_node(environment_node, **(
+        {"effectmodifier": True} if environment_role == "effect_modifier" else {}))
+    graph.add_edges_from((environment_node, node) for node in names)
+    with quiet_library_warnings():
+        return CreatorPooledCausalModel(
+            data=df,
+            treatment=treatment if len(treatment) > 1 else treatment[0],
+            outcome=outcome if len(outcome) > 1 else outcome[0],
+            graph=graph,
             **causal_model_kwargs,
         )
 
@@ -195,14 +361,87 @@ class InterventionSamples:
     Attributes
     ----------
     latents : pandas.DataFrame (n, d)
-        Interventional samples of the latent features (gcm).
-    observations : ndarray (n, p)
+        Interventional samples of the latent features (gcm), in units of
+        the recovered features.
+    observations : pandas.DataFrame (n, p)
         The same samples mapped to the measurements by the decoder,
-        ``estimator.inverse_transform(latents)``.
+        ``estimator.inverse_transform(latents)``, in the measurements' own
+        units; columns are the measurement names (``feature_names_in_``
+        when the model was fitted on a DataFrame, else ``x0..x{p-1}``).
     """
 
     latents: pd.DataFrame
-    observations: np.ndarray
+    observations: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Relative:
+    """An intervention value relative to the environment: its mean plus ``sd`` of its SDs.
+
+    Create with :func:`relative`. In environment e, ``relative(k)`` on
+    latent L means ``mean_e(L) + k * sd_e(L)`` (the environment's own mean
+    and standard deviation of the recovered feature), so ``relative(0)`` is
+    the environment's baseline and ``relative(1)`` one of its SDs above.
+
+    Attributes
+    ----------
+    sd : float
+        Number of environment SDs above the environment mean.
+    """
+
+    sd: float
+
+    def value(self, model, node: str, environment=0, *, names: Sequence[str] | None = None
+              ) -> float:
+        """The raw value (units of the recovered feature) this means for one node.
+
+        Use it where DoWhy wants raw numbers, e.g.
+        ``gcm.average_causal_effect(scm, "L3", {"L1": lambda x: v1}, ...)``.
+
+        Parameters
+        ----------
+        model : CREATOR or CreatorGraph
+            Fitted model.
+        node : str
+            Latent node name.
+        environment : hashable, default=0
+            Environment label.
+        names : list of str, optional
+            Node names (default: the model's node names).
+
+        Returns
+        -------
+        float
+        """
+        est = resolve_estimator(model)
+        names = resolve_names(model, names)
+        check_nodes_known(node, names, "intervention")
+        k, i = environment_index(est, environment), names.index(node)
+        latents = est.latents_[k][:, i]
+        return float(latents.mean() + self.sd * latents.std())
+
+
+def relative(sd: float) -> Relative:
+    """``do(L := environment mean + sd * environment SD)``, for :func:`intervene_observations`.
+
+    Parameters
+    ----------
+    sd : float
+        Number of the environment's standard deviations of the latent above
+        its mean in that environment (negative for below).
+
+    Returns
+    -------
+    Relative
+
+    Examples
+    --------
+    >>> relative(1.5)
+    Relative(sd=1.5)
+    """
+    if isinstance(sd, bool) or not isinstance(sd, numbers.Real) or not np.isfinite(sd):
+        raise ValueError(f"relative(sd): sd must be a finite number; got {sd!r}.")
+    return Relative(float(sd))
 
 
 @contextmanager
@@ -226,8 +465,9 @@ def _as_intervention(node: str, value) -> Callable:
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ValueError(
-            f"Intervention on {node!r} must be a finite number (do({node} := value)) or a "
-            f"callable mapping the current values to new ones; got {value!r}."
+            f"Intervention on {node!r} must be a finite number (do({node} := value)), "
+            f"relative(k) (environment mean + k SD) or a callable mapping the current values "
+            f"to new ones; got {value!r}."
         )
     v = float(value)
     return lambda x: np.full_like(np.asarray(x, dtype=float), v)
@@ -255,9 +495,18 @@ def intervene_observations(
     model : CREATOR or CreatorGraph
         Fitted model.
     interventions : dict
-        Node name -> value (atomic ``do(L := value)``) or callable (gcm
-        convention: maps the node's natural values to new ones, e.g.
-        ``lambda x: x + 1`` for a shift intervention).
+        Node name -> one of
+
+        * a number: atomic ``do(L := value)`` in units of the recovered
+          feature (its pooled within-environment SD), on the scale where
+          the pooled training mean is 0 (environments have their own means,
+          ``estimator.intercepts_``, so ``0`` is not an environment's
+          baseline);
+        * ``relative(k)``: ``do(L := mean + k SD)`` with the mean and SD of
+          L in ``environment`` (``relative(0)`` is that environment's
+          baseline);
+        * a callable (gcm convention: maps the node's natural values to new
+          ones, e.g. ``lambda x: x + 1`` for a shift by one pooled SD).
     environment : hashable, default=0
         Environment whose mechanisms and noise are used.
     n_samples : int, default=1000
@@ -275,7 +524,8 @@ def intervene_observations(
     -------
     InterventionSamples
         ``.latents`` (DataFrame over the node names) and ``.observations``
-        (``(n_samples, p)`` array in the units of the original data).
+        (DataFrame over the measurement names, in the units of the
+        original data).
     """
     est = resolve_estimator(model)
     names = resolve_names(model, names)
@@ -284,7 +534,13 @@ def intervene_observations(
     check_nodes_known(list(interventions), names, "intervention")
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
-    funcs = {node: _as_intervention(node, v) for node, v in interventions.items()}
+    environment_index(est, environment)
+    funcs = {
+        node: _as_intervention(
+            node, v.value(model, node, environment, names=names) if isinstance(v, Relative) else v
+        )
+        for node, v in interventions.items()
+    }
     if scm is None:
         scm = to_gcm(model, environment, names=names)
     elif set(scm.graph.nodes) != set(names):
@@ -293,6 +549,9 @@ def intervene_observations(
         )
     with quiet_library_warnings(), _seeded_global_rng(random_state), _progress_bars(False):
         samples = gcm.interventional_samples(scm, funcs, num_samples_to_draw=int(n_samples))
-    latents = samples[names].astype(float)
-    observations = est.inverse_transform(latents.to_numpy())
-    return InterventionSamples(latents=latents.reset_index(drop=True), observations=observations)
+    latents = samples[names].astype(float).reset_index(drop=True)
+    observations = pd.DataFrame(
+        np.asarray(est.inverse_transform(latents.to_numpy()), dtype=float),
+        columns=measurement_names(est),
+    )
+    return InterventionSamples(latents=latents, observations=observations)

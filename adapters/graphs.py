@@ -17,6 +17,7 @@ from ._common import (
     document_latents,
     environment_index,
     latent_dataframe,
+    missing_extra,
     quiet_library_warnings,
     resolve_estimator,
     resolve_names,
@@ -142,7 +143,10 @@ def to_pgmpy_dag(model, names: Sequence[str] | None = None):
         identification and ``pgmpy.metrics.SHD`` apply directly.
     """
     with quiet_library_warnings():
-        from pgmpy.base import DAG
+        try:
+            from pgmpy.base import DAG
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "pgmpy", "pgmpy") from exc
 
     return DAG(topology(model, names))
 
@@ -173,7 +177,10 @@ def to_linear_gaussian_bn(model, environment=0, names: Sequence[str] | None = No
         for those).
     """
     with quiet_library_warnings():
-        from pgmpy.models import LinearGaussianBayesianNetwork
+        try:
+            from pgmpy.models import LinearGaussianBayesianNetwork
+        except ModuleNotFoundError as exc:
+            raise missing_extra(exc, "pgmpy", "pgmpy") from exc
 
     est = resolve_estimator(model)
     names = resolve_names(model, names)

@@ -5,7 +5,11 @@ Learning by Topological Ordering, Pruning, and Disentanglement", ICML 2026.
 The estimator and its steps need numpy, scipy and scikit-learn; the metrics
 use networkx and the bootstrap joblib. Bridges to causal-learn, DoWhy,
 networkx and pgmpy live in :mod:`creator_plugin.adapters` and the benchmark
-in :mod:`creator_plugin.benchmark`; both are imported only when used.
+in :mod:`creator_plugin.benchmark`; both are imported only when used, as are
+:mod:`creator_plugin.interpret` (named, standardised loadings and
+per-environment tables), :mod:`creator_plugin.plotting` (pictures, the
+``plots`` extra) and :mod:`creator_plugin.report` (what ``creator fit``
+writes).
 """
 
 from . import metrics

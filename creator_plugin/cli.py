@@ -7,6 +7,7 @@ import json
 import sys
 import time
 import warnings
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -154,7 +155,10 @@ def _fit(args: argparse.Namespace) -> int:
 
     from . import CREATOR
     from .output_dir import OutputDir
+    from .report import write_fit_report
 
+    if args.plots and find_spec("matplotlib") is None:
+        raise UserError('--plots needs matplotlib: pip install "creator-plugin[plots]".')
     feats, env, index = _read_table(args)
     # Checked before the fit, so a mistake does not cost the fit's time.
     out = OutputDir(args.out, force=args.force, inputs=[args.data])
@@ -199,8 +203,9 @@ def _fit(args: argparse.Namespace) -> int:
         diag["environment_labels"] = [str(x) for x in model.environment_labels_]
         (tmp / "diagnostics.json").write_text(json.dumps(diag, indent=2, default=str))
         model.save(tmp / "model.npz")
-    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz "
-          f"to {out.path}")
+        report = write_fit_report(model, [str(c) for c in feats.columns], tmp, plots=args.plots)
+    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz, "
+          f"{', '.join(p.name for p in report)} to {out.path}")
     print(_format_matrix(model.adjacency_matrix_, names))
     return 0
 
@@ -215,6 +220,8 @@ class _Parser(argparse.ArgumentParser):
 def _dims(args: argparse.Namespace) -> int:
     from .dimension import select_n_latent
 
+    if args.out and find_spec("matplotlib") is None:
+        raise UserError('--out needs matplotlib: pip install "creator-plugin[plots]".')
     feats, env, _ = _read_table(args)
     try:
         sel = select_n_latent(feats.to_numpy(dtype=float), environments=env.to_numpy(),
@@ -233,32 +240,13 @@ def _dims(args: argparse.Namespace) -> int:
         for t in sel.tests:
             print(f"  {t['k']:>3} {t['statistic']:>12.1f} {t['df']:>6} {t['p_value']:>10.3g}")
     if args.out:
-        _write_scree(sel, args.out)
+        from .plotting import _pyplot, plot_scree
+
+        fig = plot_scree(sel)
+        fig.savefig(args.out, dpi=120)
+        _pyplot().close(fig)
         print(f"\nWrote the scree plot to {args.out}")
     return 0
-
-
-def _write_scree(sel, path: str) -> None:
-    """Scree plot of a DimensionSelection: log eigenvalues, the choice marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    lam = sel.spectrum
-    k = np.arange(1, lam.size + 1)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    pos = lam > 0
-    ax.semilogy(k[pos], lam[pos], "o-", color="0.3", ms=4)
-    ax.axvline(sel.n_latent + 0.5, color="C3", ls="--",
-               label=f"n_latent = {sel.n_latent} ({sel.decided_by.replace('_', ' ')})")
-    ax.set_xlabel("component")
-    ax.set_ylabel("eigenvalue (pooled, correlation scale)")
-    ax.set_title("Scree plot")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def _n_latent_arg(text: str) -> int | str:
@@ -309,12 +297,14 @@ def _build_parser() -> argparse.ArgumentParser:
                           "it holds nothing else")
     fit.add_argument("--seed", type=_int_at_least(0), default=0, help="random_state of the fit")
     _add_table_arguments(fit)
+    fit.add_argument("--plots", action="store_true",
+                     help="also draw graph.png and loadings.png (needs creator-plugin[plots])")
 
     dims = sub.add_parser("dims", help="choose n_latent for a CSV file, with the evidence")
     dims.add_argument("data", help="CSV with one column of environment labels, the rest numeric")
     dims.add_argument("--env-column", required=True, help="name of the environment column")
     dims.add_argument("--alpha", type=float, default=0.01, help="level of the tests")
-    dims.add_argument("--out", help="write a scree plot PNG here")
+    dims.add_argument("--out", help="write a scree plot PNG here (needs matplotlib)")
     _add_table_arguments(dims)
 
     from .benchmark import cli as bench_cli

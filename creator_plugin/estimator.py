@@ -31,6 +31,7 @@ from .dimension import select_n_latent
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .independence import SCORER_OPTIONS, SCORERS
 from .pruning import PRUNING_RULES
+from .sem import pooled_sd
 
 __all__ = ["CREATOR", "FitQualityWarning", "IdentifiabilityWarning", "WeakEvidenceWarning"]
 
@@ -179,6 +180,12 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         training data; ``components_ @ mixing_ == I``).
     mean_ : ndarray (p,)
         Pooled mean of the training data.
+    feature_sd_ : ndarray (p,)
+        Pooled within-environment SD of every training column.
+    feature_latent_cov_ : ndarray (p, d)
+        Pooled within-environment covariance of every training column with
+        every latent. With ``feature_sd_`` it gives the standardised
+        loadings (:func:`creator_plugin.interpret.loadings`).
     diagnostics_ : dict
         ``"ordering"``: per step the candidate scores, their environments,
         the chosen candidate; ``"polish"``: the joint re-estimation's
@@ -366,6 +373,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.components_ = result.components
         self.mixing_ = result.mixing
         self.mean_ = result.mean
+        self.feature_sd_ = pooled_sd(X_list)
+        self.feature_latent_cov_ = sum(
+            (x - x.mean(axis=0)).T @ (L - L.mean(axis=0)) for x, L in zip(X_list, result.latents)
+        ) / sum(x.shape[0] for x in X_list)
         self.latents_ = result.latents
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights

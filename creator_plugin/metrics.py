@@ -7,6 +7,8 @@ is computed under that one matching.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import networkx as nx
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -18,6 +20,8 @@ __all__ = [
     "topological_divergence",
     "locr2_matrix",
     "match_latents",
+    "Alignment",
+    "align_to_truth",
     "evaluate",
     "evaluate_model",
 ]
@@ -88,6 +92,96 @@ def match_latents(true_adjacency, true_latents, est_latents) -> tuple[np.ndarray
     return matching, M
 
 
+@dataclass(frozen=True)
+class Alignment:
+    """A recovered model expressed in the labels of a known truth.
+
+    Attributes
+    ----------
+    matching : ndarray (d,) of int
+        ``matching[i]`` is the true node matched to recovered latent i.
+    permutation : ndarray (d,) of int
+        The inverse: ``permutation[t]`` is the recovered latent matched to
+        true node t, so ``latents[:, permutation]`` puts recovered features
+        in the true order.
+    adjacency : ndarray (d, d) of int
+        The recovered graph relabelled to the true nodes: ``[s, t] == 1``
+        iff the recovered latents matched to s and t have an edge s -> t.
+        Compare it with the true adjacency entry by entry.
+    locr2 : ndarray (d,)
+        LocR^2 of every true node's matched feature (in true-node order).
+    locr2_matrix : ndarray (d, d)
+        ``[i, t]``: LocR^2 of recovered latent i for true node t (the
+        matching maximises the sum of the matched entries).
+    """
+
+    matching: np.ndarray
+    permutation: np.ndarray
+    adjacency: np.ndarray
+    locr2: np.ndarray
+    locr2_matrix: np.ndarray
+
+
+def _align(A: np.ndarray, B: np.ndarray, true_latents, est_latents) -> Alignment:
+    _check_against_truth(A, true_latents, B, est_latents)
+    matching, M = match_latents(A, true_latents, est_latents)
+    B_matched = np.zeros_like(A)
+    B_matched[np.ix_(matching, matching)] = B
+    permutation = np.argsort(matching)
+    return Alignment(matching, permutation, B_matched, M[permutation, np.arange(A.shape[0])], M)
+
+
+def align_to_truth(model, true_adjacency, true_latents) -> Alignment:
+    """Relabel a recovered model to a known truth, as :func:`evaluate` does.
+
+    Latent labels are arbitrary, so comparing a recovered graph with a true
+    one label by label is meaningless. This matches every recovered latent
+    to one true node (the assignment maximising total LocR^2, the matching
+    behind :func:`evaluate`'s SHD) and returns the recovered graph in the
+    true labels.
+
+    Parameters
+    ----------
+    model : fitted CREATOR, or a result with an ``estimator`` attribute
+        Anything with ``adjacency_matrix_`` and ``latents_`` (one array per
+        environment), or holding such an object as ``.estimator`` (the
+        causal-learn-style result of
+        :func:`creator_plugin.adapters.causallearn.creator`).
+    true_adjacency : array-like (d, d)
+        ``[s, t] != 0`` iff true node s -> t.
+    true_latents : list of array-like (n_k, d)
+        The true latent values of the training rows, one array per
+        environment in the model's environment order
+        (``model.environment_labels_``).
+
+    Returns
+    -------
+    Alignment
+        ``shd(true_adjacency, alignment.adjacency)`` is :func:`evaluate`'s
+        SHD.
+
+    Examples
+    --------
+    >>> from creator_plugin import CREATOR, simulate
+    >>> from creator_plugin.metrics import align_to_truth, shd
+    >>> sim = simulate(n_latent=3, n_environments=4, n_samples=500, random_state=1)
+    >>> model = CREATOR(3, random_state=0).fit(sim.X)
+    >>> aligned = align_to_truth(model, sim.adjacency, sim.Y)
+    >>> int(shd(sim.adjacency, aligned.adjacency))
+    0
+    """
+    est = getattr(model, "estimator", model)
+    if not (hasattr(est, "adjacency_matrix_") and hasattr(est, "latents_")):
+        raise TypeError(
+            "model must be a fitted CREATOR (or a result holding one as .estimator); got "
+            f"{type(model).__name__} without adjacency_matrix_ / latents_."
+        )
+    A = (np.asarray(true_adjacency) != 0).astype(int)
+    B = (np.asarray(est.adjacency_matrix_) != 0).astype(int)
+    true_latents = [np.asarray(y, dtype=float) for y in true_latents]
+    return _align(A, B, true_latents, est.latents_)
+
+
 def evaluate(
     true_adjacency, true_latents, est_adjacency, est_latents, est_order=None
 ) -> dict:
@@ -112,17 +206,15 @@ def evaluate(
     """
     A = (np.asarray(true_adjacency) != 0).astype(int)
     B = (np.asarray(est_adjacency) != 0).astype(int)
-    _check_against_truth(A, true_latents, B, est_latents)
-    matching, M = match_latents(A, true_latents, est_latents)
-    B_matched = np.zeros_like(A)
-    B_matched[np.ix_(matching, matching)] = B
+    alignment = _align(A, B, true_latents, est_latents)
+    matching, B_matched = alignment.matching, alignment.adjacency
     if est_order is None:
         est_order = list(nx.topological_sort(nx.from_numpy_array(B, create_using=nx.DiGraph)))
         est_order += [i for i in range(B.shape[0]) if i not in est_order]
     true_order = [int(matching[i]) for i in est_order]
     s = shd(A, B_matched)
     dtop = topological_divergence(true_order, A)
-    per = M[np.arange(M.shape[0]), matching]
+    per = alignment.locr2_matrix[np.arange(B.shape[0]), matching]
     return {
         "shd": s,
         "locr2": float(per.mean()),

@@ -12,7 +12,12 @@ import numpy as np
 from dowhy import gcm
 
 from creator_plugin import CREATOR, metrics, simulate
-from creator_plugin.adapters import intervene_observations, to_gcm, to_linear_gaussian_bn
+from creator_plugin.adapters import (
+    intervene_observations,
+    relative,
+    to_gcm,
+    to_linear_gaussian_bn,
+)
 
 
 def main() -> None:
@@ -27,11 +32,11 @@ def main() -> None:
     print("arrow strength into L3:",
           {f"{u}->{v}": round(float(s), 3) for (u, v), s in strength.items()})
 
-    # do(L1 := its mean + 2 SD): L1 has unit pooled variance, so "+2" is two SDs.
-    value = float(est.intercepts_[env][0]) + 2.0
+    # do(L1 := its mean + 2 SD in this environment); .value gives the raw number.
+    value = relative(2).value(est, "L1", environment=env)
     base = intervene_observations(est, {"L1": lambda x: x}, environment=env, n_samples=20000,
                                   random_state=0, scm=scm)
-    do = intervene_observations(est, {"L1": value}, environment=env, n_samples=20000,
+    do = intervene_observations(est, {"L1": relative(2)}, environment=env, n_samples=20000,
                                 random_state=0, scm=scm)
     print(f"\nIntervention do(L1 := {value:.2f}) in environment {env}")
     print("latent means   observational:", np.round(base.latents.mean().to_numpy(), 3))
@@ -47,8 +52,8 @@ def main() -> None:
     y_do = np.linalg.inv(np.eye(3) - sim.W[env])[t] * (value - intercept) / slope
     expected = sim.H @ y_do
     rows = {
-        "before": base.observations.mean(axis=0),
-        "after": do.observations.mean(axis=0),
+        "before": base.observations.mean().to_numpy(),
+        "after": do.observations.mean().to_numpy(),
         "truth": expected,  # the simulated measurements have mean 0 before the intervention
     }
     print("\nMean of each measurement x1..x6 (CREATOR before/after the intervention, truth):")

@@ -16,6 +16,7 @@ EXPECTED = {
     "01_causallearn_style.py": ["Graph Edges:", "SHD(truth, recovered) = 0", "digraph"],
     "02_dowhy_effect.py": ["DoWhy estimate", "truth", "Refuter"],
     "03_gcm_intervention.py": ["Intervention do(L1 :=", "truth", "relative error"],
+    "04_name_latents.py": ["Top standardised loadings", "loadings.png", "Noise SD per lab"],
 }
 
 

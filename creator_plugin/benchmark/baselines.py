@@ -82,8 +82,8 @@ try:  # optional (the ``bench`` extra); imported here so no fit's wall time incl
 except ImportError:  # pragma: no cover
     lingam = None
 
-__all__ = ["DEFAULT_METHODS", "METHODS", "fit_creator", "fit_creator_paper", "fit_lingcrel",
-           "fit_pca_multigroup_lingam", "fit_pooled_ica_lingam"]
+__all__ = ["DEFAULT_METHODS", "METHODS", "REQUIRES", "fit_creator", "fit_creator_paper",
+           "fit_lingcrel", "fit_pca_multigroup_lingam", "fit_pooled_ica_lingam"]
 
 
 Fit = Callable[..., tuple[np.ndarray, list[np.ndarray], list[int]]]
@@ -344,6 +344,12 @@ METHODS: dict[str, Fit] = {
     "LiNGCReL": fit_lingcrel,
     "PCA+MultiGroupDirectLiNGAM": fit_pca_multigroup_lingam,
     "PCA+ICA-LiNGAM (pooled)": fit_pooled_ica_lingam,
+}
+
+#: Modules a method needs beyond the core dependencies (the ``bench`` extra).
+REQUIRES: dict[str, str] = {
+    "PCA+MultiGroupDirectLiNGAM": "lingam",
+    "PCA+ICA-LiNGAM (pooled)": "lingam",
 }
 
 #: The methods a grid runs when none are named (the paper preset's exact HSIC

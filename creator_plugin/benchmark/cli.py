@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from importlib.util import find_spec
 from pathlib import Path
 
 __all__ = ["DESCRIPTION", "add_arguments", "build_parser", "main", "run"]
@@ -154,12 +155,20 @@ def run(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from .baselines import METHODS
+    from .baselines import DEFAULT_METHODS, METHODS, REQUIRES
     from .grid import ablation_grid, full_grid, paper_grid, quick_grid, run_grid
 
     unknown = [m for m in args.methods or () if m not in METHODS]
     if unknown:
         print(f"error: unknown methods {unknown}; available: {list(METHODS)}", file=sys.stderr)
+        return 2
+    needed = {REQUIRES[m] for m in args.methods or DEFAULT_METHODS if m in REQUIRES}
+    if not args.no_figures:
+        needed.add("matplotlib")
+    missing = sorted(m for m in needed if find_spec(m) is None)
+    if missing:
+        print(f"error: creator bench needs {', '.join(missing)}, which is not installed: "
+              'pip install "creator-plugin[bench]"', file=sys.stderr)
         return 2
 
     if args.quick:
