@@ -8,9 +8,8 @@ per environment, its ordering diagnostics) and :func:`assess_fit` combines
 them into a :class:`Verdict` with a plain-language summary and a list of
 named issues.
 
-Randomised parts (the Gaussian reference of :func:`gaussianity_test`, the
-FastICA starts of :func:`ica_agreement`, row subsamples at large n) are
-drawn from one ``random_state``.
+Randomised parts (the Gaussian reference of :func:`gaussianity_test`, row
+subsamples at large n) are drawn from one ``random_state``.
 """
 
 from __future__ import annotations
@@ -244,13 +243,20 @@ def ica_agreement(
     """Is every recovered noise an independent source of every environment?
 
     In CREATOR's model environment k is an ICA model whose sources are the
-    exogenous noises, so an independent FastICA of each environment's data
-    must find every recovered noise among its sources. ICA is affine
-    equivariant: unlike the ordering step, which residualises step by step,
-    its accuracy does not suffer from ill-conditioned mixing (chains of
-    large weights). The disagreement of noise i in environment k is
-    ``1 - max_c corr^2(z_ki, s_kc)`` over the environment's ICA sources
-    ``s_kc``; it is O(d / n) when both estimates are right.
+    exogenous noises, so the recovered noises of environment k must be a
+    fixed point of that environment's ICA. FastICA is run on each
+    environment's (whitened) noises, started *at* them: where they are the
+    environment's independent sources it stays; where they are mixtures of
+    sources it moves towards the sources. ICA is affine equivariant, so
+    unlike the ordering step, which residualises one step at a time, it
+    does not suffer from ill-conditioned mixing (chains of large weights).
+    Starting at the noises, not at random, matters: from random starts
+    FastICA often ends in a wrong local optimum when sub- and super-Gaussian
+    sources mix, which looked like a disagreement on correct fits (a third
+    to a half of the fits at d = 4, BENCHMARKS.md). The disagreement of
+    noise i in environment k is ``1 - max_c corr^2(z_ki, s_kc)`` over the
+    environment's ICA sources ``s_kc``; it is O(d / n) when the noises are
+    right.
 
     Parameters
     ----------
@@ -261,7 +267,7 @@ def ica_agreement(
         size): the ICA's own error, O(d / n_k), dominates the statistic, so
         it keeps its scale while the cost stops growing with n.
     random_state : int, Generator or None
-        Seeds the subsample and the FastICA starts.
+        Seeds the subsample.
     max_iter, tol
         FastICA settings.
 
@@ -282,10 +288,8 @@ def ica_agreement(
                 "n_not_converged": 0}
     rows, not_converged = [], 0
     for Z in noises:
-        ica = FastICA(
-            n_components=d, whiten="unit-variance", max_iter=max_iter, tol=tol,
-            w_init=rng.standard_normal((d, d)),
-        )
+        # Z is centred and white (Gram-Schmidt), so the identity start is the noises.
+        ica = FastICA(n_components=d, whiten=False, max_iter=max_iter, tol=tol, w_init=np.eye(d))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             S = ica.fit_transform(Z)
@@ -438,8 +442,7 @@ def assess_fit(
     disagreement_level, condition_level, weak_evidence_level : float
         Levels of the order check.
     random_state : int, Generator or None
-        Seeds the simulated Gaussian reference, the subsamples and the
-        FastICA starts.
+        Seeds the simulated Gaussian reference and the subsamples.
 
     Returns
     -------
