@@ -35,6 +35,7 @@ from ..simulation import simulate
 __all__ = [
     "WORKLOADS",
     "level_table",
+    "overhead_table",
     "run_verdict_benchmark",
     "summarize_hard",
     "summarize_rates",
@@ -215,4 +216,41 @@ def level_table(
             f"| {t:g} | {c:.3g} | {np.mean([flagged(r, t, c) for r in bad]):.1%} "
             f"| {np.mean([flagged(r, t, c) for r in good]):.1%} |"
         )
+    return "\n".join(lines)
+
+
+def overhead_table(
+    widths: Iterable[int] = (5, 50), seeds: Iterable[int] = range(5), *, d: int = 5,
+    n: int = 1000, measurement_noise: float = 0.05,
+) -> str:
+    """Markdown: seconds of ``CREATOR(d).fit`` with ``quality=False`` and ``True``.
+
+    Both fits run on the same data one after the other, so the ratio is
+    measured under the same load; p = d needs no factor-model test beyond
+    the Ledermann bound, a large p makes the ``n_latent`` check the
+    verdict's main cost.
+    """
+    seeds = list(seeds)
+    lines = [
+        f"d = K = {d}, n = {n}, measurement noise {measurement_noise:g}, seeds "
+        f"{seeds[0]}-{seeds[-1]}:",
+        "",
+        "| p | fit, quality=False (s) | fit, quality=True (s) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for p in widths:
+        off = on = 0.0
+        for seed in seeds:
+            sim = simulate(d, d, n, n_features=p, measurement_noise=measurement_noise,
+                           random_state=seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()
+                CREATOR(d, quality=False, random_state=seed).fit(sim.X)
+                off += time.perf_counter() - start
+                start = time.perf_counter()
+                CREATOR(d, random_state=seed).fit(sim.X)
+                on += time.perf_counter() - start
+        k = len(seeds)
+        lines.append(f"| {p} | {off / k:.3f} | {on / k:.3f} | {on / off:.2f} |")
     return "\n".join(lines)
