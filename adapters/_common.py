@@ -127,7 +127,7 @@ def check_node_names(names: Sequence[str], d: int) -> list[str]:
 
 def resolve_names(model, names: Sequence[str] | None = None) -> list[str]:
     """Node names: ``names`` if given, else the result's names, else ``L1..Ld``."""
-    d = resolve_estimator(model).n_latent
+    d = resolve_estimator(model).n_latent_
     if names is None:
         names = getattr(model, "node_names", None)
     if names is None:

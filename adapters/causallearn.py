@@ -188,11 +188,11 @@ class CreatorGraph(CausalGraph):
     ):
         est = resolve_estimator(estimator)
         names = (
-            [f"L{i + 1}" for i in range(est.n_latent)]
+            [f"L{i + 1}" for i in range(est.n_latent_)]
             if node_names is None
-            else check_node_names(node_names, est.n_latent)
+            else check_node_names(node_names, est.n_latent_)
         )
-        super().__init__(est.n_latent, names)
+        super().__init__(est.n_latent_, names)
         self.G = to_general_graph(est.adjacency_matrix_, names, latent=True)
         self.node_names = names
         self.latents = latents
@@ -320,7 +320,7 @@ def aligned_general_graph(
         recovered latents matched to s and t have that edge.
     """
     est = resolve_estimator(model)
-    names = check_node_names(true_names, est.n_latent)
+    names = check_node_names(true_names, est.n_latent_)
     alignment = align_to_truth(est, true_adjacency, true_latents)
     return to_general_graph(alignment.adjacency, names, latent=True)
 

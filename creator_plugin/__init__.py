@@ -14,11 +14,14 @@ writes).
 
 from . import metrics
 from .bootstrap import BootstrapResult, bootstrap
-from .estimator import CREATOR, IdentifiabilityWarning, WeakEvidenceWarning
+from .dimension import DimensionSelection, select_n_latent
+from .estimator import CREATOR, FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .simulation import Simulation, simulate
 
 __all__ = [
     "CREATOR",
+    "DimensionSelection",
+    "FitQualityWarning",
     "IdentifiabilityWarning",
     "WeakEvidenceWarning",
     "Simulation",
@@ -26,5 +29,6 @@ __all__ = [
     "metrics",
     "bootstrap",
     "BootstrapResult",
+    "select_n_latent",
 ]
 __version__ = "0.1.0"

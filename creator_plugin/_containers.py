@@ -47,7 +47,7 @@ def check_latent_names(estimator, L) -> None:
     positionally.
     """
     names = column_names(L, "L")
-    expected = latent_names(estimator.n_latent)
+    expected = latent_names(estimator.n_latent_)
     if names is not None and (len(names) != len(expected) or np.any(names != expected)):
         raise ValueError(
             f"L has columns {names.tolist()}; the latents are {expected.tolist()} in this "

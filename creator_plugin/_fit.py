@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._random import as_generator
 from .disentangle import disentangling_matrix
-from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
+from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import paper_coefficients, paper_scales, prune, standardised_coefficients
+from .quality import ISSUE_KINDS, assess_fit
 from .sem import SEMParameters, pooled_sd, regression_matrices, sem_parameters
 
 __all__ = ["FitResult", "FitWarning", "fit_arrays"]
@@ -110,6 +112,8 @@ def fit_arrays(
     ica_options: dict | None = None,
     scorer_options: dict | None = None,
     weak_evidence_level: float = 0.1,
+    quality: bool = True,
+    check_n_latent: bool = True,
     random_state: int | np.random.Generator | None = None,
 ) -> FitResult:
     """Run CREATOR's three steps on validated arrays.
@@ -125,16 +129,20 @@ def fit_arrays(
     n_latent : int
         Number of latent features d.
     scorer, pruning, prune_threshold, standardize, n_refine, polish, ica_options,
-    scorer_options, weak_evidence_level
+    scorer_options, weak_evidence_level, quality
         As in :class:`creator_plugin.CREATOR`.
+    check_n_latent : bool, default=True
+        Whether the verdict checks ``n_latent`` against the data (pointless
+        when :func:`creator_plugin.select_n_latent` chose it).
     random_state : int, Generator or None
-        Seeds the ordering step.
+        Seeds the ordering step, then the verdict's randomised checks.
 
     Returns
     -------
     FitResult
     """
     d, K = n_latent, len(X_list)
+    rng = as_generator(random_state)
     ica = {**ICA_DEFAULTS, **(ica_options or {})}
     found: list[FitWarning] = []
     if K < d:
@@ -148,7 +156,7 @@ def fit_arrays(
 
     # Step 1: order, noises and entangled features.
     order = topological_ordering(
-        X_red, scorer=scorer, random_state=random_state, ica_max_iter=ica["max_iter"],
+        X_red, scorer=scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
         n_refine=n_refine, polish=polish,
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
@@ -210,6 +218,18 @@ def fit_arrays(
         "polish": order.polish,
         "weak_ordering_steps": weak_steps,
     }
+    if quality:
+        verdict = assess_fit(
+            latents, X=X_list if check_n_latent else None,
+            ordering_steps=order.steps if scorer == "ica_consistency" else None,
+            weak_evidence_level=weak_evidence_level, random_state=rng,
+        )
+        diagnostics["quality"] = verdict.to_dict()
+        found += [
+            FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
+                i.message for i in verdict.issues if i.kind == kind))
+            for kind in verdict.kinds
+        ]
     return FitResult(
         adjacency, components, mixing, mean, latents, sem, red, order, entangled, tested,
         decisions, found, diagnostics,

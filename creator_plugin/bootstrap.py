@@ -234,12 +234,16 @@ def bootstrap(
     if isinstance(max_failed_share, bool) or not isinstance(max_failed_share, Real) \
             or not 0 <= max_failed_share < 1:
         raise ValueError(f"max_failed_share must be a number in [0, 1); got {max_failed_share!r}.")
-    X_list = check_environments(X, environments, n_latent=estimator.n_latent)
+    auto = isinstance(estimator.n_latent, str)
+    X_list = check_environments(X, environments, n_latent=None if auto else estimator.n_latent)
     rng = as_generator(random_state)
     full = clone(estimator).set_params(random_state=draw_seed(rng)).fit(X_list)
+    # Resamples keep the full fit's n_latent (so that they can be aligned to it)
+    # and skip the verdict, which is about the full fit.
+    refit = clone(estimator).set_params(n_latent=full.n_latent_, quality=False)
     seeds = [draw_seed(rng) for _ in range(n_sampling)]
     labels = environment_labels(environments, len(X_list))
-    jobs = (delayed(_one_resample)(estimator, X_list, s, full.latents_, b, labels)
+    jobs = (delayed(_one_resample)(refit, X_list, s, full.latents_, b, labels)
             for b, s in enumerate(seeds))
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     if show_progress:

@@ -1,5 +1,5 @@
-"""Command-line interface: ``creator demo``, ``creator fit``, ``creator bench``,
-``creator casestudy``."""
+"""Command-line interface: ``creator demo``, ``fit``, ``dims``, ``bench`` and
+``casestudy``."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class UserError(Exception):
 
 
 def _read_table(args: argparse.Namespace):
-    """The CSV of ``creator fit`` as (features, environment labels, row index or None)."""
+    """The CSV of ``creator fit`` or ``dims``: (features, environment labels, row index)."""
     import pandas as pd
 
     path = Path(args.data)
@@ -218,6 +218,45 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _dims(args: argparse.Namespace) -> int:
+    from .dimension import select_n_latent
+
+    if args.out and find_spec("matplotlib") is None:
+        raise UserError('--out needs matplotlib: pip install "creator-plugin[plots]".')
+    feats, env, _ = _read_table(args)
+    try:
+        sel = select_n_latent(feats.to_numpy(dtype=float), environments=env.to_numpy(),
+                              alpha=args.alpha)
+    except (ValueError, TypeError) as exc:
+        raise UserError(str(exc)) from None
+    print(sel.summary())
+    shown = sel.spectrum[:20]
+    print("\nPooled within-environment spectrum (correlation scale), largest first:")
+    print("  " + "  ".join(f"{i + 1}: {v:.4g}" for i, v in enumerate(shown))
+          + (" ..." if sel.spectrum.size > shown.size else ""))
+    if sel.tests:
+        print(f"\nLikelihood-ratio tests of the k-factor model (alpha = {sel.alpha:g}, "
+              f"{sel.test_scope.replace('_', ' ')}):")
+        print(f"  {'k':>3} {'statistic':>12} {'df':>6} {'p-value':>10}")
+        for t in sel.tests:
+            print(f"  {t['k']:>3} {t['statistic']:>12.1f} {t['df']:>6} {t['p_value']:>10.3g}")
+    if args.out:
+        from .plotting import _pyplot, plot_scree
+
+        fig = plot_scree(sel)
+        fig.savefig(args.out, dpi=120)
+        _pyplot().close(fig)
+        print(f"\nWrote the scree plot to {args.out}")
+    return 0
+
+
+def _n_latent_arg(text: str) -> int | str:
+    return text if text == "auto" else _int_at_least(1)(text)
+
+
+_n_latent_arg.__name__ = "integer >= 1 or 'auto'"
+
+
 def _int_at_least(low: int):
     def parse(text: str) -> int:
         try:
@@ -249,8 +288,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit CREATOR to a CSV file")
     fit.add_argument("data", help="CSV with one column of environment labels, the rest numeric")
     fit.add_argument("--env-column", required=True, help="name of the environment column")
-    fit.add_argument("--n-latent", type=_int_at_least(1), required=True,
-                     help="number of latent features")
+    fit.add_argument("--n-latent", type=_n_latent_arg, required=True,
+                     help="number of latent features, or 'auto' (see creator dims)")
     fit.add_argument("--out", required=True,
                      help="output directory (must not exist; not the current directory nor one "
                           "holding DATA)")
@@ -258,18 +297,16 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="replace an existing output directory, only if creator wrote it and "
                           "it holds nothing else")
     fit.add_argument("--seed", type=_int_at_least(0), default=0, help="random_state of the fit")
-    cols = fit.add_mutually_exclusive_group()
-    cols.add_argument("--columns", nargs="+", metavar="COL",
-                      help="the feature columns (default: all but the environment and index "
-                           "columns)")
-    cols.add_argument("--drop-columns", nargs="+", metavar="COL",
-                      help="columns that are not features")
-    fit.add_argument("--index-col", default=None, metavar="COL",
-                     help="column of row identifiers: not a feature, kept in latents.csv "
-                          "(default: a first column without header, as pandas writes its index)")
-    fit.add_argument("--encoding", default="utf-8", help="text encoding of DATA")
+    _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")
+
+    dims = sub.add_parser("dims", help="choose n_latent for a CSV file, with the evidence")
+    dims.add_argument("data", help="CSV with one column of environment labels, the rest numeric")
+    dims.add_argument("--env-column", required=True, help="name of the environment column")
+    dims.add_argument("--alpha", type=float, default=0.01, help="level of the tests")
+    dims.add_argument("--out", help="write a scree plot PNG here (needs matplotlib)")
+    _add_table_arguments(dims)
 
     from .benchmark import cli as bench_cli
 
@@ -287,6 +324,21 @@ def _build_parser() -> argparse.ArgumentParser:
                            "[llm] extra)", description=llm_cli.DESCRIPTION)
     llm_cli.add_arguments(llm)
     return parser
+
+
+def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options choosing the feature columns of DATA (``creator fit`` and ``creator dims``)."""
+    cols = parser.add_mutually_exclusive_group()
+    cols.add_argument("--columns", nargs="+", metavar="COL",
+                      help="the feature columns (default: all but the environment and index "
+                           "columns)")
+    cols.add_argument("--drop-columns", nargs="+", metavar="COL",
+                      help="columns that are not features")
+    parser.add_argument("--index-col", default=None, metavar="COL",
+                        help="column of row identifiers: not a feature, kept in latents.csv "
+                             "(default: a first column without header, as pandas writes its "
+                             "index)")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of DATA")
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -307,8 +359,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
-        return {"demo": _demo, "fit": _fit, "bench": _bench, "casestudy": _casestudy}[
-            args.command](args)
+        return {"demo": _demo, "fit": _fit, "dims": _dims, "bench": _bench,
+                "casestudy": _casestudy}[args.command](args)
     except (UserError, OutputDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except OSError as exc:

@@ -27,12 +27,13 @@ from ._validation import (
     environment_labels,
     feature_names,
 )
-from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
+from .dimension import select_n_latent
+from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .independence import SCORER_OPTIONS, SCORERS
 from .pruning import PRUNING_RULES
 from .sem import pooled_sd
 
-__all__ = ["CREATOR", "IdentifiabilityWarning", "WeakEvidenceWarning"]
+__all__ = ["CREATOR", "FitQualityWarning", "IdentifiabilityWarning", "WeakEvidenceWarning"]
 
 _ICA_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -78,8 +79,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_latent : int
-        Number of latent features d (``1 <= d <= p``).
+    n_latent : int or "auto"
+        Number of latent features d (``1 <= d <= p``). ``"auto"`` chooses it
+        from the data with :func:`creator_plugin.select_n_latent` (the
+        choice is ``n_latent_``, its evidence
+        ``diagnostics_["n_latent_selection"]``).
     scorer : {"ica_consistency", "hsic", "hsic_rff"}, default="ica_consistency"
         How the ordering step scores ICA candidates
         (:mod:`creator_plugin.independence`). ``"ica_consistency"`` measures
@@ -132,11 +136,23 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         (typically Gaussian or nearly Gaussian noise) and a
         :class:`WeakEvidenceWarning` is issued. Only used with
         ``scorer="ica_consistency"``, whose score is on a 0..K scale.
+    quality : bool, default=True
+        Assess the fit (:func:`creator_plugin.quality.assess_fit`): are the
+        data non-Gaussian, do the environments differ, is every recovered
+        noise an independent source of every environment, does ``n_latent``
+        agree with the data? The verdict, with a plain-language summary, is
+        ``diagnostics_["quality"]``, and every issue found is issued as a
+        :class:`~creator_plugin.FitQualityWarning`. It adds a fraction of
+        the fit's time (BENCHMARKS.md, "Fit-quality verdict").
     random_state : int, numpy Generator, RandomState or None, default=None
-        Seeds every random choice (ICA initialisations, randomised scorers).
+        Seeds every random choice (ICA initialisations, randomised scorers,
+        the verdict's simulated references).
 
     Attributes
     ----------
+    n_latent_ : int
+        The number of latent features fitted (``n_latent``, or the choice of
+        ``n_latent="auto"``).
     adjacency_matrix_ : ndarray (d, d) of int
         ``[i, j] == 1`` means latent i -> latent j. Latents are numbered in
         the order the ordering step found them, so the matrix is strictly
@@ -176,7 +192,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         contrast before and after, its iterations and whether it was kept
         (None when off); ``"pruning"``: statistic, threshold and
         decision for every pair; ``"explained_variance"``: pooled spectrum;
-        ``"n_ica_not_converged"``; ``"warnings"``: messages issued by fit.
+        ``"n_ica_not_converged"``; ``"quality"``: the fit-quality verdict
+        (``"summary"``, ``"issues"``, ``"checks"``; absent with
+        ``quality=False``); ``"n_latent_selection"``: the evidence of
+        ``n_latent="auto"`` (absent otherwise); ``"warnings"``: messages
+        issued by fit.
     n_environments_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray (p,) of str
@@ -223,7 +243,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_latent": [Interval(Integral, 1, None, closed="left")],
+        "n_latent": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "scorer": [StrOptions(set(SCORERS))],
         "n_refine": [Interval(Integral, 0, None, closed="left")],
         "polish": ["boolean"],
@@ -233,6 +253,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "ica_options": [dict, None],
         "scorer_options": [dict, None],
         "weak_evidence_level": [Interval(Real, 0, 1, closed="both")],
+        "quality": ["boolean"],
         "random_state": [
             Interval(Integral, 0, 2**32 - 1, closed="both"), np.random.RandomState,
             np.random.Generator, None,
@@ -241,7 +262,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_latent: int,
+        n_latent: int | str,
         *,
         scorer: str = "ica_consistency",
         n_refine: int = 3,
@@ -252,6 +273,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         ica_options: dict | None = None,
         scorer_options: dict | None = None,
         weak_evidence_level: float = 0.1,
+        quality: bool = True,
         random_state=None,
     ):
         self.n_latent = n_latent
@@ -264,6 +286,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.ica_options = ica_options
         self.scorer_options = scorer_options
         self.weak_evidence_level = weak_evidence_level
+        self.quality = quality
         self.random_state = random_state
 
     @classmethod
@@ -318,13 +341,20 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         scorer_options = check_options(
             "scorer_options", self.scorer_options, SCORER_OPTIONS[self.scorer], "CREATOR"
         )
-        X_list = check_environments(X, environments, n_latent=self.n_latent)
+        auto = isinstance(self.n_latent, str)
+        X_list = check_environments(X, environments, n_latent=None if auto else self.n_latent)
         names = feature_names(X)
+        selection = None
+        if auto:
+            selection = select_n_latent(X_list, standardize=self.standardize)
+            X_list = check_environments(X_list, n_latent=selection.n_latent)
+        n_latent = selection.n_latent if auto else self.n_latent
         result = fit_arrays(
-            X_list, self.n_latent, scorer=self.scorer, pruning=self.pruning,
+            X_list, n_latent, scorer=self.scorer, pruning=self.pruning,
             prune_threshold=self.prune_threshold, standardize=self.standardize,
             n_refine=self.n_refine, polish=self.polish, ica_options=ica_options,
             scorer_options=scorer_options, weak_evidence_level=self.weak_evidence_level,
+            quality=self.quality, check_n_latent=not auto,
             random_state=as_generator(self.random_state),
         )
         messages = [w.render(names) for w in result.warnings]
@@ -333,12 +363,13 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.environment_labels_ = environment_labels(environments, len(X_list))
         self.n_environments_ = len(X_list)
         self.n_features_in_ = X_list[0].shape[1]
+        self.n_latent_ = n_latent
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_  # a refit on arrays has no names
         self.adjacency_matrix_ = result.adjacency
-        self.causal_order_ = list(range(self.n_latent))
+        self.causal_order_ = list(range(n_latent))
         self.components_ = result.components
         self.mixing_ = result.mixing
         self.mean_ = result.mean
@@ -352,6 +383,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.noise_ = result.sem.noise
         self.noise_scales_ = result.sem.noise_scales
         self.diagnostics_ = {**result.diagnostics, "warnings": messages}
+        if selection is not None:
+            self.diagnostics_["n_latent_selection"] = selection.to_dict()
         return self
 
     # ------------------------------------------------------------- persistence
@@ -436,7 +469,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "mixing_")
         check_latent_names(self, L)
-        values = self._check_X(L, "L", self.n_latent) @ self.mixing_.T + self.mean_
+        values = self._check_X(L, "L", self.n_latent_) @ self.mixing_.T + self.mean_
         return wrap_observations(self, values, L)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
@@ -460,4 +493,4 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 fitted is not None and np.any(given != fitted)
             ):
                 raise ValueError("input_features is not equal to feature_names_in_.")
-        return latent_names(self.n_latent)
+        return latent_names(self.n_latent_)

@@ -88,8 +88,8 @@ def latent_names(model, names: Sequence[str] | None = None) -> list[str]:
     if names is None:
         names = getattr(model, "node_names", None)
     if names is None:
-        return [f"L{i + 1}" for i in range(est.n_latent)]
-    return _check_names(names, est.n_latent, "names")
+        return [f"L{i + 1}" for i in range(est.n_latent_)]
+    return _check_names(names, est.n_latent_, "names")
 
 
 def loadings(

@@ -254,7 +254,7 @@ def _check_consistent(model) -> None:
     missing = [n for n in need if not hasattr(model, n)]
     if missing:
         raise _Corrupt(f"fitted attributes {missing} are missing")
-    d, p = model.n_latent, model.n_features_in_
+    d, p = getattr(model, "n_latent_", model.n_latent), model.n_features_in_
     shapes = {"components_": (d, p), "mixing_": (p, d), "mean_": (p,),
               "adjacency_matrix_": (d, d)}
     for name, shape in shapes.items():

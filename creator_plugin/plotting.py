@@ -1,4 +1,4 @@
-"""Pictures of a fit: the latent DAG and the loadings heatmap (matplotlib + networkx).
+"""Pictures of a fit: the latent DAG, the loadings heatmap, the scree (matplotlib + networkx).
 
 No Graphviz binary is needed. matplotlib is the ``plots`` extra
 (``pip install "creator-plugin[plots]"``); it is imported when a function
@@ -15,7 +15,7 @@ import numpy as np
 
 from .interpret import _estimator, latent_names, loadings
 
-__all__ = ["plot_graph", "plot_loadings"]
+__all__ = ["plot_graph", "plot_loadings", "plot_scree"]
 
 
 def _pyplot():
@@ -178,5 +178,38 @@ def plot_loadings(
                     fontsize=8, color="white" if abs(v) > 0.6 * top else "black")
     fig.colorbar(image, ax=ax, label=f"{kind} loading (SD per SD)")
     ax.set_title("Standardised loadings", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_scree(selection, *, ax=None):
+    """Scree plot of :func:`creator_plugin.select_n_latent`'s evidence.
+
+    Parameters
+    ----------
+    selection : DimensionSelection
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The pooled within-environment eigenvalues on a log scale, with a
+        line after the chosen number of latents and the rule that decided.
+    """
+    plt = _pyplot()
+    lam = np.asarray(selection.spectrum)
+    k = np.arange(1, lam.size + 1)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    else:
+        fig = ax.figure
+    positive = lam > 0  # exact zeros (rank-deficient data) have no place on a log scale
+    ax.semilogy(k[positive], lam[positive], "o-", color="0.3", ms=4)
+    ax.axvline(selection.n_latent + 0.5, color="C3", ls="--", label=(
+        f"n_latent = {selection.n_latent} ({selection.decided_by.replace('_', ' ')})"))
+    ax.set_xlabel("component")
+    ax.set_ylabel("eigenvalue (pooled, correlation scale)")
+    ax.set_title("Scree plot")
+    ax.legend()
     fig.tight_layout()
     return fig

@@ -14,7 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "Using CREATOR with causal-learn, DoWhy, networkx and pgmpy"
-SECTIONS = ["Quick start", "Naming the latents", SECTION, "How sure is the graph? Bootstrap"]
+SECTIONS = [
+    "Quick start", "Naming the latents", SECTION, "Before you trust a result",
+    "How sure is the graph? Bootstrap",
+]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

@@ -271,7 +271,7 @@ def fit_method(method: str, X_list: list[np.ndarray], random_state: int) -> dict
         "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
         "spectrum": [round(float(v), 3) for v in diag["explained_variance"][:6]],
         "step_scores": [round(float(s["best_score"]), 4) for s in diag["ordering"]],
-        "verdict": diag.get("verdict"),
+        "verdict": diag.get("quality"),
     }
 
 

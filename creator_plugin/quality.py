@@ -1,0 +1,541 @@
+"""When not to trust a fit: the ingredients of a fit-quality verdict.
+
+CREATOR's answer is identified only when the exogenous noises are
+non-Gaussian, the environments differ, the ordering step finds a clean
+source at every step, and ``n_latent`` is the number of latents. Each
+function here checks one of these on arrays a fit already has (its latents
+per environment, its ordering diagnostics) and :func:`assess_fit` combines
+them into a :class:`Verdict` with a plain-language summary and a list of
+named issues.
+
+Randomised parts (the Gaussian reference of :func:`gaussianity_test`, row
+subsamples at large n) are drawn from one ``random_state``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+from sklearn.decomposition import FastICA
+from sklearn.exceptions import ConvergenceWarning
+
+from .dimension import n_latent_evidence
+
+__all__ = [
+    "ISSUE_KINDS",
+    "Issue",
+    "Verdict",
+    "assess_fit",
+    "cumulant_statistic",
+    "gaussianity_test",
+    "homogeneity_test",
+    "ica_agreement",
+    "latent_conditioning",
+    "ordered_noises",
+]
+
+
+def _whiten(Y: np.ndarray) -> np.ndarray:
+    """Centred columns with identity sample covariance (Cholesky whitening).
+
+    Works on one ``(n, d)`` array or a batch ``(b, n, d)``.
+    """
+    Y = Y - Y.mean(axis=-2, keepdims=True)
+    chol = np.linalg.cholesky(np.swapaxes(Y, -1, -2) @ Y / Y.shape[-2])
+    return Y @ np.swapaxes(np.linalg.inv(chol), -1, -2)
+
+
+def cumulant_statistic(Y: np.ndarray) -> float | np.ndarray:
+    """Squared norms of the third and fourth cumulant tensors of whitened data.
+
+    ``n * (||C3||^2 / 6 + ||C4||^2 / 24)`` where ``C3`` and ``C4`` are the
+    sample third and fourth cumulant tensors of the whitened columns. Both
+    norms are invariant to rotations, so the statistic is affine invariant;
+    for independent sources it is ``n * sum_i (skew_i^2 / 6 + exkurt_i^2 /
+    24)``, a Jarque-Bera statistic summed over the sources, in which
+    sources of opposite kurtosis cannot cancel (as they can in Mardia's
+    multivariate kurtosis). Its mean under Gaussian data is about
+    ``d(d+1)(d+2)/6 + d(d+1)(d+2)(d+3)/24``, but its upper tail converges to
+    the chi-square's slowly (fourth moments), hence the simulated reference
+    of :func:`gaussianity_test`.
+
+    Parameters
+    ----------
+    Y : ndarray (n, d) or (b, n, d)
+
+    Returns
+    -------
+    float, or ndarray (b,) for a batch
+
+    References
+    ----------
+    Mardia, K. V. (1970). Measures of multivariate skewness and kurtosis
+    with applications. *Biometrika*, 57(3), 519-530.
+    Cardoso, J.-F. and Souloumiac, A. (1993). Blind beamforming for
+    non-Gaussian signals. *IEE Proceedings F*, 140(6), 362-370.
+    """
+    Z = _whiten(np.asarray(Y, dtype=float))
+    n, d = Z.shape[-2:]
+    outer = (Z[..., :, None] * Z[..., None, :]).reshape(*Z.shape[:-1], d * d)
+    outer_t = np.swapaxes(outer, -1, -2)
+    c3 = np.sum((outer_t @ Z / n) ** 2, axis=(-2, -1))  # E[z_i z_j z_k]
+    # ||M4 - Delta||^2 = ||M4||^2 - 2 <M4, Delta> + ||Delta||^2 with
+    # <M4, Delta> = 3 E||z||^4 and ||Delta||^2 = 3 d^2 + 6 d (Delta: the
+    # fourth moment tensor of a standard Gaussian).
+    m4 = np.sum((outer_t @ outer / n) ** 2, axis=(-2, -1))
+    norm4 = np.mean(np.sum(Z**2, axis=-1) ** 2, axis=-1)
+    c4 = m4 - 6.0 * norm4 + 3.0 * d * d + 6.0 * d
+    out = n * (c3 / 6.0 + c4 / 24.0)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _subsample(Y: np.ndarray, max_samples: int | None, rng: np.random.Generator) -> np.ndarray:
+    if max_samples is None or Y.shape[0] <= max_samples:
+        return Y
+    return Y[np.sort(rng.choice(Y.shape[0], max_samples, replace=False))]
+
+
+def gaussianity_test(
+    data: list[np.ndarray],
+    *,
+    n_simulations: int = 49,
+    max_samples: int | None = 1000,
+    random_state=None,
+) -> dict:
+    """Parametric-Gaussian test that the data of every environment are Gaussian.
+
+    In every environment, :func:`cumulant_statistic` is compared with its
+    distribution under Gaussian data with the same number of rows and
+    columns, simulated ``n_simulations`` times (the statistic is affine
+    invariant, so the covariance of the reference data does not matter):
+    ``p_k = (1 + #{T_b >= T_k}) / (n_simulations + 1)``. The environments'
+    p-values are combined with Fisher's method, which is valid (if
+    conservative, the ``p_k`` being discrete) because the environments are
+    independent. If every exogenous noise is Gaussian the data are Gaussian
+    and CREATOR's model is not identified.
+
+    Parameters
+    ----------
+    data : list of ndarray (n_k, d)
+        The fit's latents (or reduced data) per environment.
+    n_simulations : int, default=49
+        Simulated Gaussian data sets per distinct environment size.
+    max_samples : int or None, default=1000
+        Rows per environment used (a seeded subsample), for the data and
+        the reference alike; bounds the cost at large n.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    dict
+        ``statistic`` (sum over environments), ``p_value`` (Fisher's
+        combination), ``p_values`` (per environment) and ``n_simulations``.
+
+    References
+    ----------
+    Fisher, R. A. (1932). *Statistical Methods for Research Workers*, 4th
+    ed., section 21.1. Oliver and Boyd.
+    """
+    rng = np.random.default_rng(random_state)
+    used = [_subsample(np.asarray(Y, dtype=float), max_samples, rng) for Y in data]
+    d = used[0].shape[1]
+    draws = {
+        n: cumulant_statistic(rng.standard_normal((n_simulations, n, d)))
+        for n in sorted({Y.shape[0] for Y in used})
+    }
+    stats_k = [cumulant_statistic(Y) for Y in used]
+    p_k = np.array([
+        (1 + np.sum(draws[Y.shape[0]] >= t)) / (n_simulations + 1)
+        for Y, t in zip(used, stats_k)
+    ])
+    fisher = -2.0 * float(np.sum(np.log(p_k)))
+    return {
+        "statistic": float(sum(stats_k)),
+        "p_value": float(stats.chi2.sf(fisher, 2 * len(used))),
+        "p_values": p_k.tolist(),
+        "n_simulations": int(n_simulations),
+    }
+
+
+def homogeneity_test(
+    data: list[np.ndarray], *, max_samples: int | None = 10000, random_state=None
+) -> dict:
+    """Test that every environment has the same covariance, robust to heavy tails.
+
+    Each environment is centred on its own mean and all rows are whitened
+    by the pooled covariance. With ``u_r`` the vector of the distinct
+    entries of ``z_r z_r^T`` (off-diagonal ones times sqrt 2), the statistic
+    ``T = sum_k n_k ||mean_k(u) - mean(u)||^2`` equals
+    ``sum_k n_k ||S_k - I||_F^2``: how far the environments' covariances are
+    from the pooled one. Its reference is the permutation distribution
+    (environment labels shuffled across rows, exact when the environments
+    are one distribution split in parts), through its large-sample limit
+    ``sum_j lambda_j chi^2_{K-1}``, lambda the eigenvalues of the covariance
+    of ``u`` over all rows, approximated by the scaled chi-square with the
+    same mean and variance (Satterthwaite). The covariance of ``u``
+    carries the data's fourth moments, so unlike Box's M test (which
+    assumes Gaussian data and rejects far too often for heavy-tailed data)
+    the test stays calibrated for non-Gaussian data. Without heterogeneity
+    the weights cannot be told apart from the noise and the graph is not
+    identified.
+
+    Parameters
+    ----------
+    data : list of ndarray (n_k, d)
+    max_samples : int or None, default=10000
+        Rows per environment used (a seeded subsample); bounds time and
+        memory at large n.
+    random_state : int, Generator or None
+        Seeds the subsample.
+
+    Returns
+    -------
+    dict
+        ``statistic``, ``p_value``, ``scale`` and ``df`` of the reference.
+
+    References
+    ----------
+    Satterthwaite, F. E. (1946). An approximate distribution of estimates
+    of variance components. *Biometrics Bulletin*, 2(6), 110-114.
+    Zhang, J. and Boos, D. D. (1992). Bootstrap critical values for testing
+    homogeneity of covariance matrices. *Journal of the American
+    Statistical Association*, 87(418), 425-429.
+    """
+    rng = np.random.default_rng(random_state)
+    data = [_subsample(np.asarray(Y, dtype=float), max_samples, rng) for Y in data]
+    K = len(data)
+    Z = _whiten(np.vstack([Y - Y.mean(axis=0) for Y in data]))
+    d = Z.shape[1]
+    i, j = np.triu_indices(d)
+    u = Z[:, i] * Z[:, j] * np.where(i == j, 1.0, np.sqrt(2.0))
+    starts = np.concatenate([[0], np.cumsum([len(Y) for Y in data])])
+    sizes = np.diff(starts)[:, None]
+    means = np.add.reduceat(u, starts[:-1], axis=0) / sizes
+    statistic = float(np.sum(sizes * (means - u.mean(axis=0)) ** 2))
+    lam = np.linalg.eigvalsh(np.cov(u, rowvar=False, bias=True))
+    scale = float(np.sum(lam**2) / np.sum(lam))
+    df = float((K - 1) * np.sum(lam) ** 2 / np.sum(lam**2))
+    return {
+        "statistic": statistic,
+        "p_value": float(stats.chi2.sf(statistic / scale, df)),
+        "scale": scale,
+        "df": df,
+    }
+
+
+def ordered_noises(latents: list[np.ndarray]) -> list[np.ndarray]:
+    """Gram-Schmidt residuals of every environment's latents in their order.
+
+    CREATOR numbers the latents in causal order and each latent is its own
+    noise plus a combination of earlier latents, so these residuals are the
+    ordering step's noises (up to scale), standardised per environment.
+    """
+    return [_whiten(np.asarray(L, dtype=float)) for L in latents]
+
+
+def ica_agreement(
+    latents: list[np.ndarray], *, max_samples: int | None = 2000, random_state=None,
+    max_iter: int = 400, tol: float = 1e-5,
+) -> dict:
+    """Is every recovered noise an independent source of every environment?
+
+    In CREATOR's model environment k is an ICA model whose sources are the
+    exogenous noises, so the recovered noises of environment k must be a
+    fixed point of that environment's ICA. FastICA is run on each
+    environment's (whitened) noises, started *at* them: where they are the
+    environment's independent sources it stays; where they are mixtures of
+    sources it moves towards the sources. ICA is affine equivariant, so
+    unlike the ordering step, which residualises one step at a time, it
+    does not suffer from ill-conditioned mixing (chains of large weights).
+    Starting at the noises, not at random, matters: from random starts
+    FastICA often ends in a wrong local optimum when sub- and super-Gaussian
+    sources mix, which looked like a disagreement on correct fits (a third
+    to a half of the fits at d = 4, BENCHMARKS.md). The disagreement of
+    noise i in environment k is ``1 - max_c corr^2(z_ki, s_kc)`` over the
+    environment's ICA sources ``s_kc``; it is O(d / n) when the noises are
+    right.
+
+    Parameters
+    ----------
+    latents : list of ndarray (n_k, d)
+        The fit's latents per environment, in causal order.
+    max_samples : int or None, default=2000
+        Rows per environment used (a seeded subsample; n_k below is its
+        size): the ICA's own error, O(d / n_k), dominates the statistic, so
+        it keeps its scale while the cost stops growing with n.
+    random_state : int, Generator or None
+        Seeds the subsample.
+    max_iter, tol
+        FastICA settings.
+
+    Returns
+    -------
+    dict
+        ``disagreement`` (list over environments of lists over noises),
+        ``scaled`` (the mean over environments and noises of
+        ``n_k * disagreement / (d - 1)``, comparable across n and d; 0 for
+        d = 1), ``worst`` (``[environment, noise]`` with the largest
+        disagreement) and ``n_not_converged``.
+    """
+    rng = np.random.default_rng(random_state)
+    noises = ordered_noises([_subsample(np.asarray(L, float), max_samples, rng) for L in latents])
+    d = noises[0].shape[1]
+    if d == 1:
+        return {"disagreement": [[0.0] for _ in noises], "scaled": 0.0, "worst": [0, 0],
+                "n_not_converged": 0}
+    rows, not_converged = [], 0
+    for Z in noises:
+        # Z is centred and white (Gram-Schmidt), so the identity start is the noises.
+        ica = FastICA(n_components=d, whiten=False, max_iter=max_iter, tol=tol, w_init=np.eye(d))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            S = ica.fit_transform(Z)
+        not_converged += any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        corr2 = np.corrcoef(Z, S, rowvar=False)[:d, d:] ** 2
+        rows.append(1.0 - np.minimum(corr2.max(axis=1), 1.0))
+    dis = np.array(rows)
+    sizes = np.array([Z.shape[0] for Z in noises])[:, None]
+    k, i = np.unravel_index(np.argmax(dis), dis.shape)
+    return {
+        "disagreement": dis.tolist(),
+        "scaled": float(np.mean(sizes * dis) / (d - 1)),
+        "worst": [int(k), int(i)],
+        "n_not_converged": int(not_converged),
+    }
+
+
+def latent_conditioning(latents: list[np.ndarray]) -> dict:
+    """Condition number of every environment's latent correlation matrix.
+
+    A very large value means some latent is almost a linear function of the
+    others in that environment: its own noise is a tiny part of its
+    variance (chains of large weights), and the ordering step, which
+    residualises one step at a time, loses precision.
+
+    Returns
+    -------
+    dict
+        ``condition_numbers`` (per environment) and ``worst_environment``.
+    """
+    conds = []
+    for L in latents:
+        L = np.asarray(L, dtype=float)
+        if L.shape[1] == 1:
+            conds.append(1.0)
+            continue
+        ev = np.linalg.eigvalsh(np.corrcoef(L, rowvar=False))
+        conds.append(float(ev[-1] / max(ev[0], 1e-300)))
+    return {"condition_numbers": conds, "worst_environment": int(np.argmax(conds))}
+
+
+#: The kinds of issue a verdict can name, with their plain-language titles.
+ISSUE_KINDS = {
+    "not_identifiable": "not identifiable (Gaussian or near-Gaussian noise)",
+    "no_heterogeneity": "no heterogeneity across environments",
+    "unreliable_order": "unstable order / unreliable step",
+    "n_latent_mismatch": "n_latent mismatch",
+}
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One reason not to trust a fit.
+
+    Attributes
+    ----------
+    kind : str
+        A key of :data:`ISSUE_KINDS`.
+    message : str
+        What was found and what to do, in plain language.
+    """
+
+    kind: str
+    message: str
+
+    @property
+    def title(self) -> str:
+        return ISSUE_KINDS[self.kind]
+
+
+@dataclass
+class Verdict:
+    """The fit-quality verdict.
+
+    Attributes
+    ----------
+    issues : list of Issue
+        Empty when no check found a reason for doubt.
+    checks : dict
+        The evidence: the result of every check that ran, by name
+        (``"gaussianity"``, ``"heterogeneity"``, ``"ica_agreement"``,
+        ``"conditioning"``, ``"weak_ordering_steps"``, ``"n_latent"``),
+        and the ``"levels"`` used.
+    summary : str
+        A few sentences for a person.
+    """
+
+    issues: list[Issue] = field(default_factory=list)
+    checks: dict = field(default_factory=dict)
+    summary: str = ""
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of the issues found, without repetition."""
+        return list(dict.fromkeys(i.kind for i in self.issues))
+
+    def to_dict(self) -> dict:
+        """Plain-Python form (for ``diagnostics_`` and JSON)."""
+        return {
+            "summary": self.summary,
+            "issues": [{"kind": i.kind, "title": i.title, "message": i.message}
+                       for i in self.issues],
+            "checks": self.checks,
+        }
+
+
+def assess_fit(
+    latents: list[np.ndarray],
+    *,
+    X=None,
+    ordering_steps: list[dict] | None = None,
+    alpha: float = 0.01,
+    disagreement_level: float = 6.0,
+    condition_level: float = 10**4.5,
+    weak_evidence_level: float = 0.1,
+    random_state=None,
+) -> Verdict:
+    """Combine the checks into a verdict on one fit.
+
+    Issues raised (see :data:`ISSUE_KINDS`):
+
+    * ``"not_identifiable"``: :func:`gaussianity_test` does not reject
+      Gaussian data at level ``alpha``;
+    * ``"no_heterogeneity"``: :func:`homogeneity_test` does not reject
+      equal covariances at level ``alpha``;
+    * ``"unreliable_order"``: the scaled disagreement of
+      :func:`ica_agreement` reaches ``disagreement_level``, an
+      environment's latent correlation matrix has a condition number of
+      ``condition_level`` or more (:func:`latent_conditioning`), or an
+      ordering step's best ICA-consistency score exceeds
+      ``weak_evidence_level`` per environment;
+    * ``"n_latent_mismatch"``: :func:`creator_plugin.dimension.n_latent_evidence`
+      says ``n_latent`` (the latents' width) leaves out signal or includes
+      noise (only when ``X`` is given).
+
+    The two levels of the order check were tuned on the simulator
+    (BENCHMARKS.md, "Fit-quality verdict").
+
+    Parameters
+    ----------
+    latents : list of ndarray (n_k, d)
+        The fit's latents per environment, in causal order.
+    X : list of ndarray (n_k, p), optional
+        The data the model was fitted to, for the ``n_latent`` check.
+    ordering_steps : list of dict, optional
+        The ordering step's diagnostics (``best_score`` per step, on the
+        0..K scale of the ``"ica_consistency"`` scorer).
+    alpha : float, default=0.01
+        Level of the Gaussianity, homogeneity and factor-model tests.
+    disagreement_level, condition_level, weak_evidence_level : float
+        Levels of the order check.
+    random_state : int, Generator or None
+        Seeds the simulated Gaussian reference and the subsamples.
+
+    Returns
+    -------
+    Verdict
+    """
+    rng = np.random.default_rng(random_state)
+    K, d = len(latents), latents[0].shape[1]
+    issues, checks = [], {}
+    checks["levels"] = {
+        "alpha": alpha, "disagreement_level": disagreement_level,
+        "condition_level": condition_level, "weak_evidence_level": weak_evidence_level,
+    }
+    gauss = checks["gaussianity"] = gaussianity_test(latents, random_state=rng)
+    if gauss["p_value"] > alpha:
+        issues.append(Issue("not_identifiable", (
+            f"The data are indistinguishable from Gaussian (p = {gauss['p_value']:.2g}): "
+            "CREATOR needs non-Gaussian noise, so the order, graph and features are not "
+            "identified. Collect data whose noise is non-Gaussian, or do not interpret "
+            "the graph.")))
+    het = checks["heterogeneity"] = homogeneity_test(latents, random_state=rng)
+    if het["p_value"] > alpha:
+        issues.append(Issue("no_heterogeneity", (
+            f"The environments' covariances do not differ detectably (p = "
+            f"{het['p_value']:.2g}): without heterogeneity the graph is not identified and "
+            "an empty or arbitrary graph is expected. Check the environment labels.")))
+    agree = checks["ica_agreement"] = ica_agreement(latents, random_state=rng)
+    cond = checks["conditioning"] = latent_conditioning(latents)
+    weak = []
+    if ordering_steps is not None:
+        weak = [s["step"] for s in ordering_steps[:-1] if s["best_score"] / K > weak_evidence_level]
+    checks["weak_ordering_steps"] = weak
+    if agree["scaled"] >= disagreement_level:
+        k, i = agree["worst"]
+        issues.append(Issue("unreliable_order", (
+            f"Some recovered noises are not independent sources of their environment "
+            f"(scaled disagreement {agree['scaled']:.1f} >= {disagreement_level:g}; worst: "
+            f"noise {i} in environment {k}, 1 - corr^2 = "
+            f"{agree['disagreement'][k][i]:.3f}). The order or the directions found at the "
+            "steps around it are likely wrong; run the bootstrap to see which edges are "
+            "stable.")))
+    worst_cond = cond["condition_numbers"][cond["worst_environment"]]
+    if worst_cond >= condition_level:
+        issues.append(Issue("unreliable_order", (
+            f"In environment {cond['worst_environment']} the latents are nearly collinear "
+            f"(condition number {worst_cond:.2g}): some latent's own noise is a tiny part "
+            "of its variance (chains of large weights), where the ordering step is often "
+            "wrong.")))
+    if weak:
+        issues.append(Issue("unreliable_order", (
+            f"At ordering steps {weak} no candidate is a consistent independent source "
+            "across environments.")))
+    if X is not None:
+        ev = checks["n_latent"] = n_latent_evidence(X, d, alpha=alpha)
+        if ev["status"] == "too_few":
+            basis = (
+                f"the {d}-factor model is rejected (p = {ev['p_value']:.2g})"
+                if ev["p_value"] is not None
+                else f"every testable factor model is rejected, so all {ev['rank']} "
+                     "directions carry signal"
+            )
+            issues.append(Issue("n_latent_mismatch", (
+                f"n_latent={d} leaves out signal: {basis}. Try n_latent='auto' or "
+                "creator_plugin.select_n_latent.")))
+        elif ev["status"] == "too_many":
+            basis = (
+                f"{ev['fewer']} factors already fit the data (p = {ev['p_value_fewer']:.2g})"
+                if ev["fewer"] is not None else f"the data have rank {ev['rank']}"
+            )
+            issues.append(Issue("n_latent_mismatch", (
+                f"n_latent={d} includes components indistinguishable from noise: {basis}. "
+                "Try n_latent='auto' or creator_plugin.select_n_latent.")))
+    verdict = Verdict(issues, checks)
+    verdict.summary = _summary(verdict)
+    return verdict
+
+
+def _summary(verdict: Verdict) -> str:
+    if not verdict.issues:
+        c = verdict.checks
+        parts = [
+            f"the data are non-Gaussian (p = {c['gaussianity']['p_value']:.2g})",
+            f"the environments differ (p = {c['heterogeneity']['p_value']:.2g})",
+            "every recovered noise is an independent source of every environment",
+        ]
+        status = c.get("n_latent", {}).get("status")
+        if status == "consistent":
+            parts.append("n_latent agrees with the data's factor structure")
+        elif status == "untestable":
+            parts.append("n_latent could not be checked (no factor model is testable with "
+                         "3 or fewer independent columns)")
+        return "No reason for doubt found: " + "; ".join(parts) + "."
+    titles = ", ".join(ISSUE_KINDS[k] for k in verdict.kinds)
+    details = " ".join(i.message for i in verdict.issues)
+    return f"Do not trust this fit without further checks: {titles}. {details}"
+
+

@@ -1,0 +1,198 @@
+"""select_n_latent and the factor-number estimators it reports."""
+
+import json
+
+import numpy as np
+import pytest
+
+from creator_plugin import simulate
+from creator_plugin.dimension import (
+    eigenvalue_ratio,
+    factor_lr_test,
+    growth_ratio,
+    ledermann_bound,
+    n_latent_evidence,
+    onatski_ed,
+    pooled_spectrum,
+    select_n_latent,
+)
+
+
+def test_chooses_d_with_noise_and_p_greater_than_d():
+    sim = simulate(3, 3, 500, n_features=9, measurement_noise=0.1, random_state=1)
+    sel = select_n_latent(sim.X)
+    assert sel.n_latent == 3
+    assert sel.decided_by == "factor_lr_test"
+    assert [t["k"] for t in sel.tests] == [1, 2, 3]
+    assert sel.tests[0]["p_value"] < 1e-6 and sel.tests[1]["p_value"] < 1e-6
+    assert sel.tests[2]["p_value"] >= sel.alpha
+    assert sel.test_scope == "per_environment"
+    assert sel.spectrum.shape == (9,) and np.all(np.diff(sel.spectrum) <= 1e-12)
+    assert "n_latent = 3" in sel.summary()
+
+
+def test_p_equal_d_keeps_every_direction():
+    sim = simulate(5, 5, 500, measurement_noise=0.1, random_state=2)
+    sel = select_n_latent(sim.X)
+    assert sel.n_latent == 5
+    assert sel.decided_by == "all_directions"
+    assert sel.max_testable == 2
+    assert all(t["p_value"] < sel.alpha for t in sel.tests)
+
+
+def test_noise_free_data_with_p_greater_than_d_is_decided_by_rank():
+    sim = simulate(2, 2, 300, n_features=6, random_state=0)
+    sel = select_n_latent(sim.X)
+    assert (sel.n_latent, sel.decided_by, sel.rank) == (2, "rank", 2)
+    assert sel.criteria["rank"] == 2
+    assert sel.criteria["ahn_horenstein_er"] == 2  # the ratio at the rank is infinite
+
+
+def test_stacked_input_with_environments_equals_list_input():
+    sim = simulate(2, 3, 300, n_features=6, measurement_noise=0.05, random_state=3)
+    X, labels = sim.stacked()
+    before = X.copy()
+    a = select_n_latent(sim.X)
+    b = select_n_latent(X, environments=labels)
+    assert a.n_latent == b.n_latent == 2
+    assert [t["p_value"] for t in a.tests] == pytest.approx([t["p_value"] for t in b.tests])
+    np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"alpha": 0.0}, "alpha"),
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": True}, "alpha"),
+    ],
+)
+def test_bad_alpha(kwargs, match):
+    sim = simulate(2, 2, 100, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        select_n_latent(sim.X, **kwargs)
+
+
+def test_bad_data():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="at least 2 environments"):
+        select_n_latent([rng.standard_normal((50, 3))])
+    with pytest.raises(ValueError, match="same number of columns"):
+        select_n_latent([rng.standard_normal((50, 3)), rng.standard_normal((50, 4))])
+    bad = rng.standard_normal((50, 3))
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        select_n_latent([bad, rng.standard_normal((50, 3))])
+    with pytest.raises(TypeError, match="list of K arrays"):
+        select_n_latent(rng.standard_normal((50, 3)))
+    with pytest.raises(ValueError, match="constant"):
+        select_n_latent([np.ones((20, 3)), np.zeros((20, 3))])
+
+
+def test_spectral_estimators_on_a_clean_spectrum():
+    # Three factors well above a flat-ish noise bulk.
+    bulk = 1.0 + 0.3 * (1 - np.linspace(0, 1, 30)) ** 1.5
+    spectrum = np.concatenate([[40.0, 20.0, 9.0], bulk])
+    assert eigenvalue_ratio(spectrum) == 3
+    assert growth_ratio(spectrum) == 3
+    assert onatski_ed(spectrum) == 3
+    assert eigenvalue_ratio([2.0, 1.0]) is None
+    assert onatski_ed(np.ones(7)) is None
+
+
+def test_ledermann_bound():
+    assert [ledermann_bound(p) for p in (2, 3, 4, 5, 6, 7, 12, 50)] == [0, 0, 1, 2, 2, 3, 7, 40]
+
+
+def test_factor_lr_test_rejects_too_few_factors_and_accepts_the_true_number():
+    rng = np.random.default_rng(5)
+    L = rng.standard_normal((8, 2))
+    corr, sizes = [], []
+    for _ in range(2):
+        F = rng.laplace(size=(800, 2))  # non-Gaussian factors
+        X = F @ L.T + 0.5 * rng.standard_normal((800, 8))
+        corr.append(np.corrcoef(X, rowvar=False))
+        sizes.append(800)
+    stat1, df1, p1 = factor_lr_test(corr, sizes, 1)
+    stat2, df2, p2 = factor_lr_test(corr, sizes, 2)
+    assert (df1, df2) == (2 * 20, 2 * 13)
+    assert p1 < 1e-10 and p2 > 1e-3
+    with pytest.raises(ValueError, match="k must be"):
+        factor_lr_test(corr, sizes, 5)
+
+
+def test_pooled_spectrum_is_scale_free_when_standardised():
+    sim = simulate(2, 2, 200, n_features=4, measurement_noise=0.05, random_state=0)
+    scaled = [x * np.array([1.0, 10.0, 0.1, 3.0]) for x in sim.X]
+    np.testing.assert_allclose(pooled_spectrum(sim.X), pooled_spectrum(scaled), rtol=1e-10)
+    assert pooled_spectrum(sim.X).sum() == pytest.approx(4.0)
+
+
+def test_n_latent_evidence_statuses():
+    sim = simulate(3, 3, 500, n_features=9, measurement_noise=0.1, random_state=1)
+    assert n_latent_evidence(sim.X, 2)["status"] == "too_few"
+    assert n_latent_evidence(sim.X, 3)["status"] == "consistent"
+    too_many = n_latent_evidence(sim.X, 5)
+    assert too_many["status"] == "too_many" and too_many["fewer"] == 4
+    square = simulate(5, 5, 500, measurement_noise=0.1, random_state=2)
+    assert n_latent_evidence(square.X, 3)["status"] == "too_few"  # no noise floor
+    assert n_latent_evidence(square.X, 5)["status"] == "consistent"
+    assert n_latent_evidence(simulate(3, 3, 300, random_state=0).X, 2)["status"] == "untestable"
+
+
+def test_creator_auto_uses_select_n_latent(fit):
+    sim = simulate(3, 3, 600, n_features=9, measurement_noise=0.05, random_state=4)
+    model = fit(sim.X, "auto")
+    assert model.n_latent_ == 3 and model.n_latent == "auto"
+    assert model.adjacency_matrix_.shape == (3, 3)
+    assert model.transform(sim.X[0]).shape == (600, 3)
+    sel = model.diagnostics_["n_latent_selection"]
+    assert sel["n_latent"] == 3 and sel["decided_by"] == "factor_lr_test"
+    assert len(sel["spectrum"]) == 9
+    assert "n_latent" not in model.diagnostics_["quality"]["checks"]  # chosen, not checked
+
+
+def test_creator_rejects_other_strings():
+    from creator_plugin import CREATOR
+
+    sim = simulate(2, 2, 100, random_state=0)
+    with pytest.raises(ValueError, match="n_latent"):
+        CREATOR("three").fit(sim.X)
+
+
+def test_bootstrap_with_auto_keeps_the_full_fits_choice():
+    from creator_plugin import CREATOR, bootstrap
+
+    sim = simulate(2, 3, 400, n_features=6, measurement_noise=0.05, random_state=5)
+    res = bootstrap(sim.X, 3, estimator=CREATOR("auto"), random_state=0)
+    assert res.full_fit.n_latent_ == 2
+    assert res.adjacency_matrices.shape == (3, 2, 2)
+
+
+@pytest.mark.slow  # imports matplotlib
+def test_cli_dims_prints_the_choice_and_writes_a_scree_plot(tmp_path, capsys):
+    import pandas as pd
+
+    from creator_plugin.cli import main
+
+    sim = simulate(3, 3, 400, n_features=8, measurement_noise=0.05, random_state=0)
+    X, labels = sim.stacked()
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(8)])
+    df.insert(0, "E", labels)
+    csv = tmp_path / "data.csv"
+    df.to_csv(csv, index=False)
+    png = tmp_path / "scree.png"
+    assert main(["dims", str(csv), "--env-column", "E", "--out", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("n_latent = 3:")
+    assert "Likelihood-ratio tests" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["dims", str(csv), "--env-column", "nope"]) == 2
+    assert "not a column" in capsys.readouterr().err
+    out_dir = tmp_path / "fit"
+    assert main(["fit", str(csv), "--env-column", "E", "--n-latent", "auto",
+                 "--out", str(out_dir)]) == 0
+    diag = json.loads((out_dir / "diagnostics.json").read_text())
+    assert diag["n_latent_selection"]["n_latent"] == 3
+    assert diag["latent_names"] == ["L1", "L2", "L3"]
+    assert "summary" in diag["quality"]

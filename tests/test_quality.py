@@ -1,0 +1,172 @@
+"""The fit-quality checks: each fires on a case made to trigger it, none on a clean case."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from creator_plugin import CREATOR, simulate
+from creator_plugin.quality import (
+    ISSUE_KINDS,
+    assess_fit,
+    cumulant_statistic,
+    gaussianity_test,
+    homogeneity_test,
+    ica_agreement,
+    latent_conditioning,
+)
+
+
+def _fit(X, d, seed=0):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return CREATOR(d, random_state=seed).fit(X)
+
+
+def _true_latents_in_order(sim):
+    return [Y[:, sim.causal_order] for Y in sim.Y]
+
+
+def test_clean_fit_has_no_issue():
+    sim = simulate(3, 3, 1000, random_state=0)
+    model = _fit(sim.X, 3)
+    verdict = assess_fit(
+        model.latents_, X=sim.X, ordering_steps=model.diagnostics_["ordering"], random_state=0
+    )
+    assert verdict.issues == []
+    assert verdict.summary.startswith("No reason for doubt found")
+    assert verdict.checks["n_latent"]["status"] == "untestable"  # p = d = 3
+    assert "could not be checked" in verdict.summary
+    json.dumps(verdict.to_dict())  # plain Python, ready for diagnostics.json
+
+
+def test_gaussian_noise_is_flagged_not_identifiable():
+    sim = simulate(3, 3, 1000, noise_shape=2.0, random_state=0)
+    model = _fit(sim.X, 3)
+    verdict = assess_fit(model.latents_, random_state=0)
+    assert "not_identifiable" in verdict.kinds
+    assert verdict.checks["gaussianity"]["p_value"] > 0.01
+    assert ISSUE_KINDS["not_identifiable"] in verdict.summary
+
+
+def test_homogeneous_environments_are_flagged():
+    sim = simulate(3, 1, 4000, random_state=0)
+    parts = np.array_split(sim.X[0], 4)
+    model = _fit(parts, 3)
+    verdict = assess_fit(model.latents_, random_state=0)
+    assert "no_heterogeneity" in verdict.kinds
+    assert "not_identifiable" not in verdict.kinds
+
+
+def test_mixed_up_noises_are_flagged_unreliable():
+    sim = simulate(3, 3, 1000, random_state=0)
+    good = _true_latents_in_order(sim)
+    assert "unreliable_order" not in assess_fit(good, random_state=0).kinds
+    # A wrong order: the last latent first. Its Gram-Schmidt "noise" then mixes
+    # true noises, which no environment's ICA finds as one source.
+    order = sim.causal_order[::-1]
+    wrong = [Y[:, order] for Y in sim.Y]
+    verdict = assess_fit(wrong, random_state=0)
+    assert "unreliable_order" in verdict.kinds
+    assert verdict.checks["ica_agreement"]["scaled"] >= 6.0
+
+
+def test_nearly_collinear_latents_are_flagged():
+    rng = np.random.default_rng(0)
+    latents = []
+    for _ in range(3):
+        z = rng.laplace(size=(1000, 3))
+        y = z.copy()
+        y[:, 2] = 300.0 * y[:, 0] + 300.0 * y[:, 1] + z[:, 2]  # own noise tiny
+        latents.append(y)
+    cond = latent_conditioning(latents)
+    assert max(cond["condition_numbers"]) > 10**4.5
+    assert "unreliable_order" in assess_fit(latents, random_state=0).kinds
+
+
+def test_weak_ordering_steps_are_flagged():
+    sim = simulate(2, 2, 1000, random_state=0)
+    latents = _true_latents_in_order(sim)
+    steps = [{"step": 0, "best_score": 1.5}, {"step": 1, "best_score": 0.0}]
+    verdict = assess_fit(latents, ordering_steps=steps, random_state=0)
+    assert verdict.checks["weak_ordering_steps"] == [0]
+    assert "unreliable_order" in verdict.kinds
+
+
+@pytest.mark.parametrize(("n_latent", "phrase"), [(2, "leaves out signal"),
+                                                   (4, "indistinguishable from noise")])
+def test_n_latent_mismatch(n_latent, phrase):
+    sim = simulate(3, 3, 1000, n_features=9, measurement_noise=0.1, random_state=1)
+    model = _fit(sim.X, n_latent)
+    verdict = assess_fit(model.latents_, X=sim.X, random_state=0)
+    assert "n_latent_mismatch" in verdict.kinds
+    assert phrase in verdict.summary
+
+
+def test_gaussianity_test_reference_and_power():
+    rng = np.random.default_rng(0)
+    gauss = [rng.standard_normal((800, 3)) @ rng.standard_normal((3, 3)) for _ in range(3)]
+    laplace = [rng.laplace(size=(800, 3)) @ rng.standard_normal((3, 3)) for _ in range(3)]
+    assert gaussianity_test(gauss, random_state=1)["p_value"] > 0.05
+    res = gaussianity_test(laplace, random_state=1)
+    assert res["p_value"] < 1e-3
+    assert res["p_values"] == [1 / 50] * 3
+
+
+def test_gaussianity_test_is_reproducible():
+    rng = np.random.default_rng(1)
+    data = [rng.standard_normal((300, 2)) for _ in range(2)]
+    assert gaussianity_test(data, random_state=3) == gaussianity_test(data, random_state=3)
+
+
+def test_cumulant_statistic_is_affine_invariant_and_batched():
+    rng = np.random.default_rng(2)
+    Y = rng.exponential(size=(500, 3))
+    A = rng.standard_normal((3, 3))
+    assert cumulant_statistic(Y @ A + 5.0) == pytest.approx(cumulant_statistic(Y), rel=1e-8)
+    batch = np.stack([Y, Y @ A])
+    np.testing.assert_allclose(cumulant_statistic(batch), [cumulant_statistic(Y)] * 2)
+    # Independent exponential sources: close to n * sum(skew^2/6 + exkurt^2/24) = 500*3*(4/6+36/24)
+    assert 0.4 < cumulant_statistic(Y) / (500 * 3 * (4 / 6 + 36 / 24)) < 2.5
+
+
+def test_homogeneity_test():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((3, 3))
+    same = [rng.laplace(size=(1000, 3)) @ A for _ in range(4)]
+    differ = [rng.laplace(size=(1000, 3)) @ (A * rng.uniform(0.5, 2.0, 3)) for _ in range(4)]
+    assert homogeneity_test(same)["p_value"] > 0.01
+    assert homogeneity_test(differ)["p_value"] < 1e-6
+
+
+def test_ica_agreement_on_true_latents_is_small():
+    sim = simulate(4, 4, 1000, random_state=2)
+    res = ica_agreement(_true_latents_in_order(sim), random_state=0)
+    assert res["scaled"] < 6.0
+    assert np.array(res["disagreement"]).shape == (4, 4)
+
+
+def test_fit_issues_fit_quality_warnings_and_stores_the_verdict(fit_recording):
+    from creator_plugin import FitQualityWarning
+
+    sim = simulate(3, 3, 1000, noise_shape=2.0, random_state=0)
+    model, caught = fit_recording(sim.X, 3)
+    quality = [w for w in caught if issubclass(w.category, FitQualityWarning)]
+    assert any(str(w.message).startswith(ISSUE_KINDS["not_identifiable"]) for w in quality)
+    verdict = model.diagnostics_["quality"]
+    assert "not_identifiable" in [i["kind"] for i in verdict["issues"]]
+    assert verdict["summary"].startswith("Do not trust this fit")
+    assert all(str(w.message) in model.diagnostics_["warnings"] for w in quality)
+
+
+def test_clean_fit_is_silent_and_quality_false_skips_the_verdict(fit_recording):
+    from creator_plugin import FitQualityWarning
+
+    sim = simulate(3, 3, 1000, random_state=0)
+    model, caught = fit_recording(sim.X, 3)
+    assert not [w for w in caught if issubclass(w.category, FitQualityWarning)]
+    assert model.diagnostics_["quality"]["issues"] == []
+    off, _ = fit_recording(sim.X, 3, quality=False)
+    assert "quality" not in off.diagnostics_
+    np.testing.assert_array_equal(off.adjacency_matrix_, model.adjacency_matrix_)
