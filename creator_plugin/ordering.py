@@ -179,18 +179,23 @@ def joint_direction(
         basis = q[:, found.shape[1]:]
     else:
         basis = np.eye(d)
-    U = [R @ basis for R in R_list]
-    S = [u.T @ u / u.shape[0] for u in U]
+    # Projections are formed as R_k @ (basis @ v): storing R_k @ basis would
+    # copy n x d per environment. SciPy's optimiser leaves reference cycles
+    # that keep the closure alive until the next garbage collection, so it
+    # sees the data through a list emptied after the ascent.
+    data = list(R_list)
+    S = [basis.T @ (R.T @ R) @ basis / R.shape[0] for R in R_list]
 
     def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
         value, grad = 0.0, np.zeros_like(v)
-        for u, s in zip(U, S):
+        w = basis @ v
+        for R, s in zip(data, S):
             sv = s @ v
             var = v @ sv
-            t = (u @ v) / np.sqrt(var)
+            t = (R @ w) / np.sqrt(var)
             excess = _logcosh_excess(t)
             g = np.tanh(t)
-            d_mean = (u.T @ g) / (u.shape[0] * np.sqrt(var)) - np.mean(g * t) * sv / var
+            d_mean = basis.T @ (R.T @ g) / (R.shape[0] * np.sqrt(var)) - np.mean(g * t) * sv / var
             value += excess**2
             grad += 2.0 * excess * d_mean
         return -value, -grad
@@ -209,6 +214,7 @@ def joint_direction(
         res = optimize.minimize(
             scaled, v0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-7}
         )
+    data.clear()
     v = res.x
     if not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
         return w0, 0.0
@@ -316,8 +322,13 @@ def polish_directions(
     # ends in line-search precision loss at large n, after many evaluations.)
     scale = max(value0, 1e-12)
 
+    # SciPy's optimiser leaves reference cycles that keep the closure alive
+    # until the next garbage collection: it sees the data through a list
+    # emptied afterwards, so those cycles do not hold the data.
+    data = list(X_red)
+
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = _ordered_contrast(g, X_red, d)
+        value, grad = _ordered_contrast(g, data, d)
         return -value / scale, -grad / scale
 
     try:
@@ -327,6 +338,8 @@ def polish_directions(
             )
     except _SingularDirections:
         return start, info
+    finally:
+        data.clear()
     value = -float(res.fun) * scale
     info["iterations"] = int(res.nit)
     info["evaluations"] = int(res.nfev)
@@ -454,6 +467,7 @@ def topological_ordering(
                 **(refined or {}),
             }
         )
+    del R_list  # n x d per environment, not needed by the polish
     polish_info = None
     if polish:
         polished, polish_info = polish_directions(X_red, alphas)
