@@ -11,7 +11,7 @@ in :mod:`creator_plugin.benchmark`; both are imported only when used.
 from . import metrics
 from .bootstrap import BootstrapResult, bootstrap
 from .estimator import CREATOR, IdentifiabilityWarning, WeakEvidenceWarning
-from .simulation import Simulation, simulate
+from .simulation import Simulation, simulate, simulate_dask
 
 __all__ = [
     "CREATOR",
@@ -19,6 +19,7 @@ __all__ = [
     "WeakEvidenceWarning",
     "Simulation",
     "simulate",
+    "simulate_dask",
     "metrics",
     "bootstrap",
     "BootstrapResult",

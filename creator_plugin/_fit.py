@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._passes import cross_products, project
+from ._passes import encode
 from ._random import as_generator
 from .disentangle import disentangling_matrix
 from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
@@ -178,8 +178,7 @@ def fit_arrays(
     n_rows = np.array([y.shape[0] for y in entangled])
     mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
-    latents = project(X_list, mean, components.T)
-    mixing = _decoder(X_list, latents, mean, red)
+    latents, mixing = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
     found += _structure_warnings(adjacency, K)
@@ -213,17 +212,20 @@ def fit_arrays(
     )
 
 
-def _decoder(X_list: list, latents: list[np.ndarray], mean: np.ndarray,
-             red: Reduction) -> np.ndarray:
-    """Least-squares decoder (p, d): ``x - mean ~= mixing @ latent`` over all rows.
+def _encode_decode(
+    X_list: list, mean: np.ndarray, components: np.ndarray, red: Reduction
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The latents of every environment and the least-squares decoder (p, d), in one pass.
 
-    From the normal equations, with every column divided by a unit of its
-    own size so that the sums stay finite at any data scale.
+    The decoder solves the normal equations of ``x - mean ~= mixing @ latent``
+    over all rows, every column divided by a unit of its own size so that
+    the sums stay finite at any data scale.
     """
     spread = np.abs(red.env_means - mean).max(axis=0)
     unit = np.where(np.isfinite(red.scale), red.scale, np.where(spread > 0, spread, 1.0))
+    latents, cross = encode(X_list, mean, components.T, unit)
     gram = sum(L.T @ L for L in latents)
-    return (np.linalg.solve(gram, cross_products(X_list, latents, mean, unit)) * unit).T
+    return latents, (np.linalg.solve(gram, cross) * unit).T
 
 
 def _reduction_warnings(red: Reduction) -> list[FitWarning]:

@@ -2,7 +2,7 @@
 
 A fit reads its ``(n_k, p)`` inputs only through these functions. NumPy
 arrays are read in blocks of rows (or of columns), so a pass holds one block
-of temporaries (about 16 MB) besides its result and never copies an input;
+of temporaries (about 8 MB) besides its result and never copies an input;
 dask arrays are handed to dask, which runs the pass on whatever scheduler is
 active (threads, processes or a ``distributed`` cluster) and returns only the
 small result. No function here modifies its inputs.
@@ -18,7 +18,7 @@ import numpy as np
 __all__ = [
     "ColumnMoments",
     "column_moments",
-    "cross_products",
+    "encode",
     "is_dask",
     "pooled_gram",
     "pooled_r_factor",
@@ -27,8 +27,8 @@ __all__ = [
     "randomized_pca",
 ]
 
-#: Elements in one block of temporaries (16 MB of float64).
-BLOCK_ELEMENTS = 2**21
+#: Elements in one block of temporaries (8 MB of float64).
+BLOCK_ELEMENTS = 2**20
 
 
 def is_dask(x) -> bool:
@@ -112,8 +112,9 @@ def column_moments(X_list: list) -> ColumnMoments:
     if any(is_dask(x) for x in X_list):
         import dask
 
-        highs, lows = dask.compute([x.max(axis=0) for x in X_list],
-                                   [x.min(axis=0) for x in X_list])
+        highs, lows, firsts = dask.compute([x.max(axis=0) for x in X_list],
+                                           [x.min(axis=0) for x in X_list],
+                                           [x[0] for x in X_list])
         for k, (hi, lo) in enumerate(zip(highs, lows)):
             if not (np.all(np.isfinite(hi)) and np.all(np.isfinite(lo))):
                 raise ValueError(
@@ -123,7 +124,6 @@ def column_moments(X_list: list) -> ColumnMoments:
         magnitude = np.max([np.maximum(np.abs(h), np.abs(lo)) for h, lo in zip(highs, lows)],
                            axis=0)
         unit = np.where(magnitude > 0, magnitude, 1.0)
-        firsts = dask.compute(*[x[0] for x in X_list])
         shifted = [x / unit - f / unit for x, f in zip(X_list, firsts)]
         means, variances = dask.compute([s.mean(axis=0) for s in shifted],
                                         [s.var(axis=0) for s in shifted])
@@ -262,25 +262,35 @@ def project(X_list: list, shifts, matrix: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def cross_products(
-    X_list: list, L_list: list[np.ndarray], shift: np.ndarray, unit: np.ndarray
-) -> np.ndarray:
-    """``sum_k L_list[k]^T ((X_list[k] - shift) / unit)``, shape (c, p).
+def encode(
+    X_list: list, mean: np.ndarray, matrix: np.ndarray, unit: np.ndarray
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Latents ``L_k = (X_list[k] - mean) @ matrix`` and ``sum_k L_k^T (X_list[k] - mean) / unit``.
 
-    Dividing by ``unit`` (e.g. every column's magnitude) keeps the sums
-    finite whatever the data's scale.
+    One pass over the data for both (the cross products give the
+    least-squares decoder). Dividing by ``unit`` (every column's own size)
+    keeps the sums finite whatever the data's scale.
+
+    Returns
+    -------
+    latents : list of ndarray (n_k, c)
+    cross : ndarray (c, p)
     """
     if any(is_dask(x) for x in X_list):
+        import dask
         import dask.array as da
 
-        total = None
-        for x, L in zip(X_list, L_list):
-            x = da.asarray(x)
-            term = da.from_array(L, chunks=(x.chunks[0], -1)).T @ ((x - shift) / unit)
-            total = term if total is None else total + term
-        return np.asarray(total.compute())
-    out = np.zeros((L_list[0].shape[1], shift.shape[0]))
-    for x, L in zip(X_list, L_list):
+        lazy = [(da.asarray(x) - mean) @ matrix for x in X_list]
+        cross = sum(L.T @ ((da.asarray(x) - mean) / unit) for x, L in zip(X_list, lazy))
+        latents, cross = dask.compute(lazy, cross)
+        return [np.asarray(L) for L in latents], np.asarray(cross)
+    latents, cross = [], np.zeros((matrix.shape[1], mean.shape[0]))
+    for x in X_list:
+        L = np.empty((x.shape[0], matrix.shape[1]))
         for rows in row_blocks(x.shape[0], x.shape[1]):
-            out += L[rows].T @ _standardised(x[rows], shift, unit)
-    return out
+            centred = x[rows] - mean
+            np.matmul(centred, matrix, out=L[rows])
+            centred /= unit
+            cross += L[rows].T @ centred
+        latents.append(L)
+    return latents, cross

@@ -467,7 +467,9 @@ def topological_ordering(
                 **(refined or {}),
             }
         )
-    del R_list  # n x d per environment, not needed by the polish
+        # n x d per environment: freed before the next step builds its own
+        # residuals, and not needed by the polish.
+        del R_list
     polish_info = None
     if polish:
         polished, polish_info = polish_directions(X_red, alphas)

@@ -133,8 +133,8 @@ def reduce_environments(
         Relative eigenvalue below which the pooled data is called rank
         deficient.
     random_state : int, Generator or None
-        Seeds the randomised SVD (dask inputs with many columns only; no
-        random number is drawn otherwise).
+        Seeds the randomised SVD (dask inputs with many columns only), from a
+        child stream spawned from it: a Generator passed here is not advanced.
 
     Returns
     -------
@@ -173,8 +173,10 @@ def reduce_environments(
     p, d = unit.size, n_latent
     if any(is_dask(x) for x in X_list) and p > min(n_total, DASK_EXACT_MAX_FEATURES):
         n_comp = min(n_total, p, max(N_LEADING_EIGENVALUES, 2 * d))
-        s, vt = randomized_pca(X_list, moments.means, scale, n_comp,
-                               draw_seed(as_generator(random_state)))
+        # A spawned child stream: the caller's generator is not advanced, so the
+        # later steps draw the same numbers as for NumPy input.
+        child = as_generator(random_state).spawn(1)[0]
+        s, vt = randomized_pca(X_list, moments.means, scale, n_comp, draw_seed(child))
         eigvals = s**2 / n_total
         _check_rank(eigvals, d, rank_tol, partly)
         loadings = vt[:d].T
