@@ -212,6 +212,10 @@ def reduce_environments(
     keep = np.setdiff1d(np.arange(p), ignored)
     if keep.size <= d:
         unrelated = np.array([], dtype=int)
+    elif factor is not None and standardize:
+        # Standardised columns have unit pooled variance, so the spectrum is
+        # already that of their correlation matrix.
+        unrelated = keep[_r2_from_spectrum(eigvals, vt)[keep] < 0.1]
     elif factor is not None:
         unrelated = keep[_r2_on_other_columns(factor[:, keep]) < 0.1]
     else:
@@ -263,5 +267,10 @@ def _r2_on_other_columns(factor: np.ndarray) -> np.ndarray:
     """
     f = factor / np.linalg.norm(factor, axis=0)
     _, s, vt = np.linalg.svd(f, full_matrices=False)
-    precision_diag = (vt**2 / (s**2 + _R2_RIDGE)[:, None]).sum(axis=0)
+    return _r2_from_spectrum(s**2, vt)
+
+
+def _r2_from_spectrum(eigvals: np.ndarray, vt: np.ndarray) -> np.ndarray:
+    """``1 - 1 / (C + ridge I)^-1_jj`` for a correlation matrix ``C = vt.T diag(eigvals) vt``."""
+    precision_diag = (vt**2 / (eigvals + _R2_RIDGE)[:, None]).sum(axis=0)
     return 1.0 - 1.0 / precision_diag
