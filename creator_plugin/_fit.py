@@ -29,10 +29,24 @@ ICA_DEFAULTS = {"max_iter": 400, "tol": 1e-5, "fun": "logcosh"}
 
 @dataclass(frozen=True)
 class FitWarning:
-    """A warning a fit wants issued: its category and message."""
+    """A warning a fit wants issued: its category and message.
+
+    A message about input columns says ``{columns}`` where they belong and
+    lists their positions in ``columns``; :meth:`render` names them.
+    """
 
     category: type[Warning]
     message: str
+    columns: tuple[int, ...] = ()
+
+    def render(self, feature_names=None) -> str:
+        """The message, naming its columns by ``feature_names`` (positions if None)."""
+        if not self.columns:
+            return self.message
+        cols = [int(c) for c in self.columns]
+        if feature_names is not None:
+            cols = [str(feature_names[c]) for c in cols]
+        return self.message.replace("{columns}", str(cols))
 
 
 @dataclass
@@ -232,22 +246,21 @@ def _reduction_warnings(red: Reduction) -> list[FitWarning]:
     out = []
     if red.dropped_columns.size:
         out.append(FitWarning(UserWarning, (
-            f"Columns {red.dropped_columns.tolist()} are constant within every environment "
-            "and were ignored.")))
+            "Columns {columns} are constant within every environment and were ignored."),
+            tuple(red.dropped_columns.tolist())))
     if red.unrelated_columns.size:
         out.append(FitWarning(UserWarning, (
-            f"Columns {red.unrelated_columns.tolist()} are nearly unrelated to the other "
-            "columns (pooled R^2 < 0.1): probably noise, not measurements of the latents. "
-            "After standardisation they weigh as much as the others and can displace a "
-            "latent direction; remove them (or use standardize=False).")))
+            "Columns {columns} are nearly unrelated to the other columns (pooled R^2 < 0.1): "
+            "probably noise, not measurements of the latents. After standardisation they "
+            "weigh as much as the others and can displace a latent direction; remove them "
+            "(or use standardize=False)."), tuple(red.unrelated_columns.tolist())))
     if red.partly_constant_columns.size:
-        where = "; ".join(f"column {j}: environments {envs}"
-                          for j, envs in red.constant_environments.items())
+        envs = [red.constant_environments[j] for j in red.partly_constant_columns.tolist()]
         out.append(FitWarning(UserWarning, (
-            f"Columns {red.partly_constant_columns.tolist()} are constant within some "
-            f"environments but not others ({where}). In the model every column measures the "
+            "Columns {columns} are constant within some environments but not others (within "
+            f"environments {envs}, in the same order). In the model every column measures the "
             "latents in every environment, so this looks like a recording fault; these columns "
-            "were ignored.")))
+            "were ignored."), tuple(red.partly_constant_columns.tolist())))
     return out
 
 

@@ -22,10 +22,12 @@ def as_generator(random_state) -> np.random.Generator:
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(_MAX_SEED)))
-    if random_state is None or (
-        isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
-    ):
-        return np.random.default_rng(random_state)
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative integer; got {random_state}.")
+        return np.random.default_rng(int(random_state))
     raise TypeError(
         f"random_state must be None, an int, a numpy Generator or RandomState; got "
         f"{random_state!r}."

@@ -22,8 +22,12 @@ from ._passes import is_dask
 __all__ = [
     "Interval",
     "check_environments",
+    "check_labels",
     "check_n_latent",
     "check_options",
+    "column_names",
+    "environment_labels",
+    "feature_names",
     "min_samples_per_environment",
 ]
 
@@ -61,9 +65,14 @@ def _as_float_matrix(a, name: str):
         raise TypeError(f"{name} must be a 2-D numeric array, got {type(a).__name__}.")
     if is_dask(a):
         return _as_float_dask(a, name)
-    if hasattr(a, "to_numpy"):
+    if hasattr(a, "dtypes") and hasattr(a, "columns"):
+        a = _frame_values(a, name)
+    elif hasattr(a, "to_numpy"):
         a = a.to_numpy()
-    arr = np.asarray(a)
+    try:
+        arr = np.asarray(a)
+    except ValueError:
+        raise ValueError(f"{name} is ragged: {_row_lengths(a)}.") from None
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
     ):
@@ -119,6 +128,199 @@ def _rows_by_label(data: np.ndarray, labels: np.ndarray, uniq: np.ndarray) -> li
     return out
 
 
+def _frame_values(df, name: str) -> np.ndarray:
+    """A DataFrame's values as floats (missing as NaN), naming any non-numeric column."""
+    from pandas.api.types import is_numeric_dtype
+
+    bad = [c for c, dt in df.dtypes.items() if not is_numeric_dtype(dt)]
+    if bad:
+        raise TypeError(
+            f"{name} has non-numeric columns {bad}: every column must be a measurement. If "
+            "one of them holds the environment labels, drop it from the data and pass it as "
+            "environments= (e.g. fit(df.drop(columns='lab'), environments=df['lab']))."
+        )
+    return df.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _row_lengths(a) -> str:
+    try:
+        lengths = sorted({len(row) for row in a})
+    except TypeError:
+        return "its rows are not all sequences of the same length"
+    return f"its rows have different lengths ({', '.join(map(str, lengths))})"
+
+
+def column_names(x, name: str) -> np.ndarray | None:
+    """Column names of a DataFrame-like ``x`` as scikit-learn reads them.
+
+    Returns an object array of the names when they are all strings, None
+    for arrays and for frames whose names are not strings (e.g. ``0..p-1``).
+
+    Raises
+    ------
+    TypeError
+        Names mix strings with other types (scikit-learn refuses these too).
+    ValueError
+        A name occurs twice (columns could not be matched by name).
+    """
+    cols = getattr(x, "columns", None)
+    if cols is None or len(cols) == 0:
+        return None
+    is_str = [isinstance(c, str) for c in cols]
+    if not any(is_str):
+        return None
+    if not all(is_str):
+        others = sorted({type(c).__name__ for c in cols if not isinstance(c, str)})
+        raise TypeError(
+            f"{name} has column names that mix strings with {others}; use strings only "
+            "(e.g. df.columns = df.columns.astype(str))."
+        )
+    names = np.asarray(list(cols), dtype=object)
+    uniq, counts = np.unique(names, return_counts=True)
+    if np.any(counts > 1):
+        raise ValueError(f"{name} has duplicated column names {uniq[counts > 1].tolist()}.")
+    return names
+
+
+def _align_by_name(X: Sequence, name: str) -> list:
+    """Environments with column names, reordered to the first one's order.
+
+    DataFrames that list the same columns in another order are reordered by
+    name; a different set of columns, or frames mixed with unnamed arrays,
+    is an error naming the columns.
+    """
+    names = [column_names(x, f"{name}[{k}]") for k, x in enumerate(X)]
+    if all(n is None for n in names):
+        return list(X)
+    if any(n is None for n in names):
+        named = next(k for k, n in enumerate(names) if n is not None)
+        unnamed = next(k for k, n in enumerate(names) if n is None)
+        raise ValueError(
+            f"{name}[{named}] has column names but {name}[{unnamed}] does not; pass every "
+            "environment as a DataFrame with the same columns, or every one as an array."
+        )
+    ref = names[0]
+    for k, n in enumerate(names):
+        if set(n) != set(ref):
+            missing = sorted(set(ref) - set(n))
+            extra = sorted(set(n) - set(ref))
+            raise ValueError(
+                f"{name}[{k}] has other columns than {name}[0]: missing {missing}, "
+                f"unexpected {extra}. Every environment must measure the same columns."
+            )
+    return [x if np.array_equal(n, ref) else x[list(ref)] for x, n in zip(X, names)]
+
+
+def feature_names(X) -> np.ndarray | None:
+    """The feature names of validated input (see :func:`column_names`).
+
+    ``X`` is what :func:`check_environments` accepted: one frame, or a list
+    whose environments all carry the same names (the first one's order).
+    """
+    if hasattr(X, "columns"):
+        return column_names(X, "X")
+    if isinstance(X, Sequence) and len(X):
+        return column_names(X[0], "X_list[0]")
+    return None
+
+
+def _label_kind(v) -> str:
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, numbers.Number):
+        return "number"
+    return type(v).__name__
+
+
+def check_labels(environments, n_rows: int | None = None) -> np.ndarray:
+    """Validate a vector of environment labels.
+
+    Parameters
+    ----------
+    environments : array-like (n,)
+        One label per row: strings, numbers or booleans, all of one type.
+    n_rows : int, optional
+        The number of rows of the data.
+
+    Returns
+    -------
+    ndarray (n,)
+        The labels (strings as ``str`` dtype, numbers as a numeric dtype).
+
+    Raises
+    ------
+    ValueError
+        Wrong shape, a ragged nested list, a missing label (None, NaN,
+        ``pd.NA``, a missing category) or an infinite one.
+    TypeError
+        Labels of mixed types (e.g. strings and integers) or of a type that
+        is neither a string nor a number.
+    """
+    import pandas as pd
+
+    if isinstance(environments, (str, bytes)):
+        raise TypeError("environments must be a vector of labels, not a single string.")
+    try:
+        if hasattr(environments, "to_numpy"):
+            labels = environments.to_numpy(dtype=object)
+        else:
+            labels = np.asarray(environments, dtype=object)
+    except ValueError:
+        raise ValueError(
+            "environments is a ragged nested list; it must be a flat vector with one label "
+            "per row."
+        ) from None
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = labels[:, 0]
+    if labels.ndim != 1 or (n_rows is not None and labels.shape[0] != n_rows):
+        raise ValueError(
+            f"environments must be a vector with one label per row of X "
+            f"({n_rows} rows); got shape {labels.shape}."
+        )
+    if any(isinstance(v, (list, tuple, np.ndarray)) for v in labels):
+        raise ValueError(
+            "environments is a ragged nested list; it must be a flat vector with one label "
+            "per row."
+        )
+    missing = np.asarray(pd.isna(labels), dtype=bool)
+    if missing.any():
+        raise ValueError(
+            f"environments has {int(missing.sum())} missing labels (None, NaN or NA) among "
+            f"{labels.shape[0]}; every row needs an environment label: drop those rows or "
+            "label them."
+        )
+    kinds = {}
+    for v in labels:
+        kinds.setdefault(_label_kind(v), v)
+    if len(kinds) > 1:
+        examples = ", ".join(f"{k} {v!r}" for k, v in kinds.items())
+        raise TypeError(
+            f"environments mixes label types ({examples}); use one type for every label, "
+            "e.g. all strings."
+        )
+    kind = next(iter(kinds), "str")
+    if kind == "str":
+        return labels.astype(str)
+    if kind not in ("number", "bool"):
+        raise TypeError(
+            f"environments labels must be strings or numbers; got {kind} (convert them, "
+            "e.g. with .astype(str))."
+        )
+    values = np.asarray(labels.tolist())
+    if np.iscomplexobj(values) or (values.dtype.kind == "f" and not np.all(np.isfinite(values))):
+        raise ValueError("environments contains complex or infinite labels.")
+    return values
+
+
+def environment_labels(environments, n_environments: int) -> list:
+    """``environment_labels_`` of a fit: sorted distinct labels, or ``0..K-1``."""
+    if environments is None:
+        return list(range(n_environments))
+    return np.unique(check_labels(environments)).tolist()
+
+
 def check_n_latent(n_latent, n_features: int | None = None) -> int:
     """Validate ``n_latent`` (an integer ``1 <= n_latent <= n_features``)."""
     if isinstance(n_latent, bool) or not isinstance(n_latent, numbers.Integral):
@@ -161,7 +363,8 @@ def check_environments(
     list of ndarray or dask array
         Read-only float64 arrays: views of float64 input (no copy),
         converted copies otherwise; the caller's arrays are never modified.
-        Dask arrays stay lazy.
+        Dask arrays stay lazy. When the environments are DataFrames, columns
+        are matched by name (to the first environment's order).
     """
     if environments is not None:
         if is_dask(X):
@@ -169,17 +372,9 @@ def check_environments(
                 "X: with dask arrays pass a list of K arrays, one per environment, and no "
                 "environments labels."
             )
+        column_names(X, "X")
         data = _as_float_matrix(X, "X")
-        labels = np.asarray(environments)
-        if labels.ndim == 2 and labels.shape[1] == 1:
-            labels = labels[:, 0]
-        if labels.ndim != 1 or labels.shape[0] != data.shape[0]:
-            raise ValueError(
-                f"environments must be a vector with one label per row of X "
-                f"({data.shape[0]} rows); got shape {labels.shape}."
-            )
-        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-            raise ValueError("environments contains NaN or inf labels.")
+        labels = check_labels(environments, data.shape[0])
         uniq = np.unique(labels)
         X_list = _rows_by_label(data, labels, uniq)
         env_name = "environment with label {}"
@@ -192,7 +387,8 @@ def check_environments(
             )
         if not isinstance(X, Sequence) or isinstance(X, (str, bytes)):
             raise TypeError(f"{name} must be a list of K 2-D arrays, got {type(X).__name__}.")
-        X_list = [_as_float_matrix(x, f"{name}[{k}]") for k, x in enumerate(X)]
+        aligned = _align_by_name(X, name)
+        X_list = [_as_float_matrix(x, f"{name}[{k}]") for k, x in enumerate(aligned)]
         env_name = name + "[{}]"
         env_ids = list(range(len(X_list)))
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -11,7 +14,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.base import clone
 
 from ._random import as_generator, draw_seed
-from ._validation import check_environments
+from ._validation import check_environments, environment_labels
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
@@ -36,6 +39,12 @@ class BootstrapResult:
     alignment_corr : ndarray (B, d)
         |correlation| of every full-fit latent with its matched resample latent
         (low values flag resamples whose features do not match).
+    failures : list of (int, str)
+        Resamples whose refit failed: their index among the ``n_sampling``
+        resamples and the error. The arrays above hold the others only
+        (``B == n_succeeded``).
+    n_sampling : int
+        Resamples drawn (succeeded or not).
     """
 
     full_fit: object
@@ -43,10 +52,22 @@ class BootstrapResult:
     weights: np.ndarray
     orders: np.ndarray
     alignment_corr: np.ndarray
+    failures: list[tuple[int, str]] = field(default_factory=list)
+    n_sampling: int | None = None
+
+    def __post_init__(self):
+        if self.n_sampling is None:
+            self.n_sampling = self.n_succeeded + len(self.failures)
 
     @property
-    def n_sampling(self) -> int:
+    def n_succeeded(self) -> int:
+        """Resamples whose refit succeeded (the ones every statistic uses)."""
         return self.adjacency_matrices.shape[0]
+
+    @property
+    def n_failed(self) -> int:
+        """Resamples whose refit failed (see ``failures``)."""
+        return len(self.failures)
 
     def get_probabilities(self, min_causal_effect: float | None = None) -> np.ndarray:
         """Edge probabilities ``P[i, j]`` = share of resamples with ``i -> j``.
@@ -98,6 +119,8 @@ class BootstrapResult:
             Lower and upper ``alpha/2`` and ``1 - alpha/2`` percentiles over the
             resamples in which the edge is present (NaN if it never is).
         """
+        if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
+            raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
         present = self.adjacency_matrices.astype(bool)[:, None]  # (B, 1, d, d)
         W = np.where(present, self.weights, np.nan)
         out = np.full((*self.weights.shape[1:], 2), np.nan)
@@ -110,11 +133,15 @@ class BootstrapResult:
         return out
 
 
-def _one_resample(estimator, X_list, seed, full_latents):
+def _one_resample(estimator, X_list, seed, full_latents, index, labels):
+    """One aligned refit, or ``(index, message)`` when the refit fails."""
     rng = np.random.default_rng(seed)
     sample = [x[rng.integers(0, x.shape[0], x.shape[0])] for x in X_list]
     model = clone(estimator).set_params(random_state=draw_seed(rng))
-    model.fit(sample)
+    try:
+        model.fit(sample)
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        return index, _resample_message(exc, index, labels)
     L_full = np.vstack(full_latents)
     L_b = np.vstack([model.transform(x) for x in X_list])
     d = L_full.shape[1]
@@ -130,6 +157,20 @@ def _one_resample(estimator, X_list, seed, full_latents):
     return A, W, order, np.abs(corr[np.arange(d), perm])
 
 
+def _resample_message(exc: Exception, index: int, labels: list) -> str:
+    """The refit's error, about the resample rather than the user's data.
+
+    The refit sees the resample as ``X_list``; its messages name
+    ``X_list[k]``, which the user would read as their own environment k.
+    """
+    def env(m: re.Match) -> str:
+        k = int(m.group(1))
+        return f"environment {labels[k]!r} of the resample" if k < len(labels) else m.group(0)
+
+    text = re.sub(r"X_list\[(\d+)\]", env, str(exc)).replace("X_list", "the resample")
+    return f"resample {index}: {type(exc).__name__}: {text}"
+
+
 def bootstrap(
     X,
     n_sampling: int,
@@ -139,6 +180,7 @@ def bootstrap(
     random_state=None,
     n_jobs: int | None = None,
     show_progress: bool = False,
+    max_failed_share: float = 0.1,
 ) -> BootstrapResult:
     """Bootstrap a CREATOR fit (in the spirit of lingam's ``bootstrap``).
 
@@ -166,25 +208,56 @@ def bootstrap(
         ``distributed.Client`` — results are identical whatever the backend.
     show_progress : bool, default=False
         tqdm progress bar over the resamples.
+    max_failed_share : float in [0, 1), default=0.1
+        A resample whose refit fails (a resample can lose the rows that make
+        an environment full rank, for example) is recorded in
+        ``BootstrapResult.failures`` and left out, with a ``UserWarning``.
+        When more than this share of the resamples fails, the statistics of
+        the rest would be biased towards easy resamples and a
+        ``RuntimeError`` is raised instead.
 
     Returns
     -------
     BootstrapResult
+
+    Raises
+    ------
+    RuntimeError
+        More than ``max_failed_share`` of the resamples failed; the message
+        gives the count and the first error.
     """
     if estimator is None:
         raise TypeError("bootstrap needs estimator=CREATOR(n_latent, ...).")
     if isinstance(n_sampling, bool) or not isinstance(n_sampling, (int, np.integer)) \
             or n_sampling < 1:
         raise ValueError(f"n_sampling must be a positive integer, got {n_sampling!r}.")
+    if isinstance(max_failed_share, bool) or not isinstance(max_failed_share, Real) \
+            or not 0 <= max_failed_share < 1:
+        raise ValueError(f"max_failed_share must be a number in [0, 1); got {max_failed_share!r}.")
     X_list = check_environments(X, environments, n_latent=estimator.n_latent)
     rng = as_generator(random_state)
     full = clone(estimator).set_params(random_state=draw_seed(rng)).fit(X_list)
     seeds = [draw_seed(rng) for _ in range(n_sampling)]
-    jobs = (delayed(_one_resample)(estimator, X_list, s, full.latents_) for s in seeds)
+    labels = environment_labels(environments, len(X_list))
+    jobs = (delayed(_one_resample)(estimator, X_list, s, full.latents_, b, labels)
+            for b, s in enumerate(seeds))
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     if show_progress:
         from tqdm.auto import tqdm
 
         results = tqdm(results, total=n_sampling, desc="bootstrap")
-    A, W, orders, corr = map(np.stack, zip(*results))
-    return BootstrapResult(full, A, W, orders, corr)
+    done, failures = [], []
+    for r in results:
+        (failures if len(r) == 2 else done).append(r)
+    if failures:
+        summary = (f"{len(failures)} of {n_sampling} bootstrap resamples failed; first: "
+                   f"{failures[0][1]}")
+        if len(failures) > max_failed_share * n_sampling:
+            raise RuntimeError(
+                f"{summary}. That is more than max_failed_share={max_failed_share}; the full "
+                "data fit fine, but its resamples do not (too few rows per environment?)."
+            )
+        warnings.warn(f"{summary}. They are left out (BootstrapResult.failures).", UserWarning,
+                      stacklevel=2)
+    A, W, orders, corr = map(np.stack, zip(*done))
+    return BootstrapResult(full, A, W, orders, corr, failures, n_sampling)

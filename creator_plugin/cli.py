@@ -25,14 +25,17 @@ def _format_matrix(A: np.ndarray, names: list[str]) -> str:
 def _demo(args: argparse.Namespace) -> int:
     from . import CREATOR, metrics, simulate
 
-    sim = simulate(
-        n_latent=args.n_latent, n_environments=args.n_environments, n_samples=args.n_samples,
-        setting=args.setting, random_state=args.seed,
-    )
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = CREATOR(args.n_latent, random_state=args.seed).fit(sim.X)
+    try:
+        sim = simulate(
+            n_latent=args.n_latent, n_environments=args.n_environments,
+            n_samples=args.n_samples, setting=args.setting, random_state=args.seed,
+        )
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = CREATOR(args.n_latent, random_state=args.seed).fit(sim.X)
+    except (ValueError, TypeError) as exc:
+        raise UserError(str(exc)) from None
     elapsed = time.perf_counter() - start
     ev = metrics.evaluate_model(model, sim)
     d = args.n_latent
@@ -57,95 +60,208 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+class UserError(Exception):
+    """A mistake in the command's input: reported as one line on stderr, exit status 2."""
+
+
+def _read_table(args: argparse.Namespace):
+    """The CSV of ``creator fit`` as (features, environment labels, row index or None)."""
+    import pandas as pd
+
+    path = Path(args.data)
+    if not path.is_file():
+        raise UserError(f"DATA file {path} does not exist or is not a file.")
+    try:
+        with open(path, "rb") as fh:
+            if b"\0" in fh.read(8192):
+                raise UserError(f"{path} is a binary file, not a CSV text file.")
+        df = pd.read_csv(path, encoding=args.encoding)
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"{path} is not {args.encoding} text ({exc.reason} at byte {exc.start}); save it "
+            "as UTF-8 or pass --encoding."
+        ) from None
+    except LookupError:
+        raise UserError(f"unknown --encoding {args.encoding!r}.") from None
+    except pd.errors.EmptyDataError:
+        raise UserError(f"{path} is empty.") from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"{path} is not a readable CSV file: {first}") from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    if df.empty:
+        raise UserError(f"{path} has a header but no data rows.")
+    return _select_columns(df, args, path)
+
+
+def _select_columns(df, args: argparse.Namespace, path: Path):
+    """Split the table into features, environment labels and the row index (or None)."""
+    import pandas as pd
+
+    index_col = args.index_col
+    reserved = {args.env_column, index_col}
+    pandas_index = str(df.columns[0]).startswith("Unnamed: 0")
+    if pandas_index:
+        reserved.add(df.columns[0])
+        index_col = df.columns[0] if index_col is None else index_col
+    _check_known(df, [args.env_column], "--env-column", path)
+    index = None
+    if index_col is not None:
+        _check_known(df, [index_col], "--index-col", path)
+        if index_col == args.env_column:
+            raise UserError("--index-col and --env-column name the same column.")
+        index = df[index_col]
+    env = df[args.env_column]
+    n_missing = int(env.isna().sum())
+    if n_missing:
+        raise UserError(f"--env-column {args.env_column!r} has {n_missing} empty cells; every "
+                        "row needs an environment label.")
+    if args.columns is not None:
+        _check_known(df, args.columns, "--columns", path)
+        clash = sorted(set(args.columns) & reserved, key=str)
+        if clash:
+            raise UserError(f"--columns lists {clash}, the environment or index column.")
+        feats = df[list(dict.fromkeys(args.columns))]
+    else:
+        drop = list(args.drop_columns or [])
+        _check_known(df, drop, "--drop-columns", path)
+        feats = df.drop(columns=[c for c in df.columns if c in reserved or c in drop])
+    if feats.shape[1] == 0:
+        raise UserError(f"no feature columns left in {path}.")
+    non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    if non_numeric:
+        raise UserError(f"non-numeric feature columns {non_numeric} in {path}; drop them with "
+                        "--drop-columns or choose features with --columns.")
+    if pandas_index:
+        print(f"note: the first column of {path} has no header (as pandas writes its index); "
+              "it is not used as a feature (give it a header to fit it).", file=sys.stderr)
+    unnamed = [c for c in feats.columns if str(c).startswith("Unnamed: ")]
+    if unnamed:
+        print(f"warning: feature columns {unnamed} have no header in {path}.", file=sys.stderr)
+    return feats, env, index
+
+
+def _check_known(df, names, option: str, path: Path) -> None:
+    unknown = [c for c in names if c not in df.columns]
+    if unknown:
+        raise UserError(f"{option} {unknown if len(unknown) > 1 else repr(unknown[0])} is not "
+                        f"a column of {path} (columns: {list(df.columns)}).")
+
+
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from . import CREATOR
-    from .persistence import atomic_output_dir, save
+    from .output_dir import OutputDir
 
-    path = Path(args.data)
-    if not path.is_file():
-        print(f"error: DATA file {path} does not exist.", file=sys.stderr)
-        return 2
-    df = pd.read_csv(path)
-    if args.env_column not in df.columns:
-        print(
-            f"error: --env-column {args.env_column!r} is not a column of {path} "
-            f"(columns: {list(df.columns)}).",
-            file=sys.stderr,
-        )
-        return 2
-    env = df[args.env_column].to_numpy()
-    feats = df.drop(columns=[args.env_column])
-    non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
-    if non_numeric:
-        print(f"error: non-numeric feature columns {non_numeric} in {path}.", file=sys.stderr)
-        return 2
+    feats, env, index = _read_table(args)
+    # Checked before the fit, so a mistake does not cost the fit's time.
+    out = OutputDir(args.out, force=args.force, inputs=[args.data])
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = CREATOR(args.n_latent, random_state=args.seed).fit(
-                feats.to_numpy(dtype=float), environments=env
+                feats, environments=env.to_numpy()
             )
     except (ValueError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UserError(str(exc)) from None
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    names = [f"L{i + 1}" for i in range(args.n_latent)]
-    try:
-        with atomic_output_dir(args.out, force=args.force) as tmp:
-            latents = pd.DataFrame(model.transform(feats.to_numpy(dtype=float)), columns=names)
-            latents.insert(0, args.env_column, env)
-            latents.to_csv(tmp / "latents.csv", index=False)
-            pd.DataFrame(model.adjacency_matrix_, index=names, columns=names).to_csv(
-                tmp / "adjacency.csv"
-            )
-            weights = [
-                {"environment": str(lab), "parent": names[i], "child": names[j],
-                 "weight": float(W[i, j])}
-                for lab, W in zip(model.environment_labels_, model.weights_)
-                for i, j in zip(*np.nonzero(model.adjacency_matrix_))
-            ]
-            pd.DataFrame(weights, columns=["environment", "parent", "child", "weight"]).to_csv(
-                tmp / "weights.csv", index=False
-            )
-            diag = dict(model.diagnostics_)
-            diag["latent_names"] = names
-            diag["feature_names"] = [str(c) for c in feats.columns]
-            diag["environment_labels"] = [str(x) for x in model.environment_labels_]
-            (tmp / "diagnostics.json").write_text(json.dumps(diag, indent=2, default=str))
-            save(model, tmp / "model.joblib")
-    except FileExistsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.joblib "
-          f"to {args.out}")
+    names = list(model.get_feature_names_out())
+    parameters = {
+        "command": "fit", "data": str(Path(args.data).resolve()), "env_column": args.env_column,
+        "index_col": None if index is None else str(index.name),
+        "feature_columns": [str(c) for c in feats.columns], "n_latent": args.n_latent,
+        "seed": args.seed, "estimator": model.get_params(),
+    }
+    with out.write(parameters) as tmp:
+        latents = pd.DataFrame(model.transform(feats), columns=names)
+        latents.insert(0, args.env_column, env.to_numpy())
+        if index is not None:
+            latents.index = pd.Index(index.to_numpy(), name=index.name)
+        latents.to_csv(tmp / "latents.csv", index=index is not None)
+        pd.DataFrame(model.adjacency_matrix_, index=names, columns=names).to_csv(
+            tmp / "adjacency.csv"
+        )
+        weights = [
+            {"environment": str(lab), "parent": names[i], "child": names[j],
+             "weight": float(W[i, j])}
+            for lab, W in zip(model.environment_labels_, model.weights_)
+            for i, j in zip(*np.nonzero(model.adjacency_matrix_))
+        ]
+        pd.DataFrame(weights, columns=["environment", "parent", "child", "weight"]).to_csv(
+            tmp / "weights.csv", index=False
+        )
+        diag = dict(model.diagnostics_)
+        diag["latent_names"] = names
+        diag["feature_names"] = [str(c) for c in feats.columns]
+        diag["environment_labels"] = [str(x) for x in model.environment_labels_]
+        (tmp / "diagnostics.json").write_text(json.dumps(diag, indent=2, default=str))
+        model.save(tmp / "model.npz")
+    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz "
+          f"to {out.path}")
     print(_format_matrix(model.adjacency_matrix_, names))
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (exit status 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="creator", description="CREATOR: latent causal features and their DAG "
         "from multi-environment data."
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="simulate a model, fit it, print the DAGs and metrics")
-    demo.add_argument("--n-latent", type=int, default=4)
-    demo.add_argument("--n-environments", type=int, default=4)
-    demo.add_argument("--n-samples", type=int, default=1000)
+    demo.add_argument("--n-latent", type=_int_at_least(1), default=4)
+    demo.add_argument("--n-environments", type=_int_at_least(2), default=4)
+    demo.add_argument("--n-samples", type=_int_at_least(1), default=1000)
     demo.add_argument("--setting", type=int, choices=(1, 2), default=1)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=_int_at_least(0), default=0)
 
     fit = sub.add_parser("fit", help="fit CREATOR to a CSV file")
     fit.add_argument("data", help="CSV with one column of environment labels, the rest numeric")
     fit.add_argument("--env-column", required=True, help="name of the environment column")
-    fit.add_argument("--n-latent", type=int, required=True, help="number of latent features")
-    fit.add_argument("--out", required=True, help="output directory (must not exist)")
-    fit.add_argument("--force", action="store_true", help="replace an existing output directory")
-    fit.add_argument("--seed", type=int, default=0, help="random_state of the fit")
+    fit.add_argument("--n-latent", type=_int_at_least(1), required=True,
+                     help="number of latent features")
+    fit.add_argument("--out", required=True,
+                     help="output directory (must not exist; not the current directory nor one "
+                          "holding DATA)")
+    fit.add_argument("--force", action="store_true",
+                     help="replace an existing output directory, only if creator wrote it and "
+                          "it holds nothing else")
+    fit.add_argument("--seed", type=_int_at_least(0), default=0, help="random_state of the fit")
+    cols = fit.add_mutually_exclusive_group()
+    cols.add_argument("--columns", nargs="+", metavar="COL",
+                      help="the feature columns (default: all but the environment and index "
+                           "columns)")
+    cols.add_argument("--drop-columns", nargs="+", metavar="COL",
+                      help="columns that are not features")
+    fit.add_argument("--index-col", default=None, metavar="COL",
+                     help="column of row identifiers: not a feature, kept in latents.csv "
+                          "(default: a first column without header, as pandas writes its index)")
+    fit.add_argument("--encoding", default="utf-8", help="text encoding of DATA")
 
     from .benchmark import cli as bench_cli
 
@@ -165,8 +281,19 @@ def _bench(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``creator`` command."""
+    from .output_dir import OutputDirError
+
     args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    return {"demo": _demo, "fit": _fit, "bench": _bench}[args.command](args)
+    try:
+        return {"demo": _demo, "fit": _fit, "bench": _bench}[args.command](args)
+    except (UserError, OutputDirError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        # Disk full, permissions, ... while writing: one line, nothing left half-written.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: could not write the output ({exc.strerror or exc}{where}).",
+              file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

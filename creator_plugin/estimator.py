@@ -10,9 +10,23 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._containers import (
+    check_input_names,
+    check_latent_names,
+    latent_names,
+    wrap_latent_list,
+    wrap_observations,
+)
 from ._fit import fit_arrays
 from ._random import as_generator
-from ._validation import Interval, _as_float_matrix, check_environments, check_options
+from ._validation import (
+    Interval,
+    _as_float_matrix,
+    check_environments,
+    check_options,
+    environment_labels,
+    feature_names,
+)
 from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
 from .independence import SCORER_OPTIONS, SCORERS
 from .pruning import PRUNING_RULES
@@ -27,7 +41,29 @@ _ICA_CONSTRAINTS = {
 }
 
 
-class CREATOR(TransformerMixin, BaseEstimator):
+class _ListFitTransform:
+    """``fit_transform`` outside scikit-learn's automatic output wrapping.
+
+    ``set_output`` wraps the return value of a ``fit_transform`` defined on a
+    ``TransformerMixin`` subclass as one container; CREATOR's is a list for
+    list input, so it wraps each environment itself.
+    """
+
+    def fit_transform(self, X, y=None, *, environments=None):
+        """Fit, then return the latents.
+
+        Returns a list of ``(n_k, d)`` arrays for list input, and one
+        ``(n, d)`` array in the row order of ``X`` when ``environments`` is
+        given; with ``set_output(transform="pandas")`` DataFrames with
+        columns ``L1..Ld`` and the input's index.
+        """
+        self.fit(X, environments=environments)
+        if environments is None:
+            return wrap_latent_list(self, [L.copy() for L in self.latents_], X)
+        return self.transform(X)
+
+
+class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     """Linear causal representation learning from multiple environments.
 
     CREATOR (Causal REpresentation leArning via Topological ORdering, pruning
@@ -140,6 +176,11 @@ class CREATOR(TransformerMixin, BaseEstimator):
         ``"n_ica_not_converged"``; ``"warnings"``: messages issued by fit.
     n_environments_ : int
     n_features_in_ : int
+    feature_names_in_ : ndarray (p,) of str
+        Column names, when every environment was a DataFrame with string
+        column names (only then). Environments whose DataFrames list the same
+        columns in another order are matched by name; other column sets are
+        an error.
     environment_labels_ : list
         Labels of the environments (indices for list input).
 
@@ -154,6 +195,18 @@ class CREATOR(TransformerMixin, BaseEstimator):
     Hao Chen, Lin Liu and Yu Guang Wang. "Linear Causal Representation
     Learning by Topological Ordering, Pruning, and Disentanglement".
     International Conference on Machine Learning (ICML), 2026.
+
+    Notes
+    -----
+    pandas follows scikit-learn's conventions: ``transform`` checks the
+    column names of a DataFrame against ``feature_names_in_`` and raises
+    scikit-learn's ``ValueError`` when they are permuted, missing or unseen
+    (select ``X[model.feature_names_in_]``); ``get_feature_names_out()``
+    gives the latent names ``L1..Ld`` (the node names of the adapters);
+    ``set_output(transform="pandas")`` makes ``transform`` and
+    ``fit_transform`` return DataFrames with those columns, and
+    ``inverse_transform`` a DataFrame whose columns are ``feature_names_in_``
+    (``x0..x{p-1}`` for a model fitted on arrays).
 
     Examples
     --------
@@ -267,6 +320,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
             "scorer_options", self.scorer_options, SCORER_OPTIONS[self.scorer], "CREATOR"
         )
         X_list = check_environments(X, environments, n_latent=self.n_latent)
+        names = feature_names(X)
         result = fit_arrays(
             X_list, self.n_latent, scorer=self.scorer, pruning=self.pruning,
             prune_threshold=self.prune_threshold, standardize=self.standardize,
@@ -274,14 +328,16 @@ class CREATOR(TransformerMixin, BaseEstimator):
             scorer_options=scorer_options, weak_evidence_level=self.weak_evidence_level,
             random_state=as_generator(self.random_state),
         )
-        for w in result.warnings:
-            warnings.warn(w.message, w.category, stacklevel=2)
-        if environments is not None:
-            self.environment_labels_ = np.unique(np.asarray(environments).ravel()).tolist()
-        else:
-            self.environment_labels_ = list(range(len(X_list)))
+        messages = [w.render(names) for w in result.warnings]
+        for w, message in zip(result.warnings, messages):
+            warnings.warn(message, w.category, stacklevel=2)
+        self.environment_labels_ = environment_labels(environments, len(X_list))
         self.n_environments_ = len(X_list)
         self.n_features_in_ = X_list[0].shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_  # a refit on arrays has no names
         self.adjacency_matrix_ = result.adjacency
         self.causal_order_ = list(range(self.n_latent))
         self.components_ = result.components
@@ -291,7 +347,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights
         self.noise_scales_ = result.sem.noise_scales
-        self.diagnostics_ = {**result.diagnostics, "warnings": [w.message for w in result.warnings]}
+        self.diagnostics_ = {**result.diagnostics, "warnings": messages}
         return self
 
     @property
@@ -301,22 +357,43 @@ class CREATOR(TransformerMixin, BaseEstimator):
         return sem_noise(self.latents_, self.intercepts_, self.weights_)
 
     # ------------------------------------------------------------- persistence
-    def save(self, path) -> None:
-        """Save the fitted model to ``path`` (joblib, written atomically)."""
+    def save(self, path, *, format: str = "npz") -> None:
+        """Save the fitted model to ``path``, atomically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A new file or an existing regular file (replaced).
+        format : {"npz", "joblib"}, default="npz"
+            ``"npz"`` stores arrays and JSON metadata and is safe to load
+            from anyone; ``"joblib"`` is a pickle, which can run code when
+            loaded (see :meth:`load`).
+        """
         from .persistence import save
 
         check_is_fitted(self, "components_")
-        save(self, path)
+        save(self, path, format=format)
 
     @classmethod
-    def load(cls, path) -> CREATOR:
-        """Load a model saved with :meth:`save`; only load files you trust."""
+    def load(cls, path, *, allow_pickle: bool = False) -> CREATOR:
+        """Load a model saved with :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+        allow_pickle : bool, default=False
+            Also accept ``format="joblib"`` files. Loading a pickle runs code
+            chosen by whoever wrote the file: only for files you trust.
+
+        Raises
+        ------
+        ValueError
+            The file is empty, corrupt, truncated, of another format, or a
+            pickle while ``allow_pickle`` is False; the message names it.
+        """
         from .persistence import load
 
-        model = load(path)
-        if not isinstance(model, cls):
-            raise TypeError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}.")
-        return model
+        return load(path, allow_pickle=allow_pickle, cls=cls)
 
     # --------------------------------------------------------------- transform
     def _check_X(self, X, name: str = "X", n_cols: int | None = None) -> np.ndarray:
@@ -326,42 +403,63 @@ class CREATOR(TransformerMixin, BaseEstimator):
             raise ValueError(f"{name} has {arr.shape[1]} columns; the model expects {n_cols}.")
         return arr
 
-    def transform(self, X) -> np.ndarray:
+    def transform(self, X):
         """Map samples (of any environment) to the latent features.
 
         Parameters
         ----------
-        X : array-like (n, p)
+        X : array-like or DataFrame (n, p)
+            A DataFrame's column names must match ``feature_names_in_`` in
+            order (scikit-learn's check).
 
         Returns
         -------
-        ndarray (n, d)
+        ndarray (n, d), or a DataFrame with columns ``L1..Ld`` under
+        ``set_output(transform="pandas")``
         """
         check_is_fitted(self, "components_")
-        return (self._check_X(X) - self.mean_) @ self.components_.T
+        arr = self._check_X(X)
+        check_input_names(self, X)
+        return (arr - self.mean_) @ self.components_.T
 
-    def inverse_transform(self, L) -> np.ndarray:
+    def inverse_transform(self, L):
         """Map latent features back to observation space.
 
         Parameters
         ----------
-        L : array-like (n, d)
+        L : array-like or DataFrame (n, d)
+            String column names, if any, must be ``L1..Ld`` in order.
 
         Returns
         -------
-        ndarray (n, p)
+        ndarray (n, p), or, under ``set_output(transform="pandas")``, a
+        DataFrame with columns ``feature_names_in_`` (``x0..x{p-1}`` for a
+        model fitted on arrays) and ``L``'s index.
         """
         check_is_fitted(self, "mixing_")
-        return self._check_X(L, "L", self.n_latent) @ self.mixing_.T + self.mean_
+        check_latent_names(self, L)
+        values = self._check_X(L, "L", self.n_latent) @ self.mixing_.T + self.mean_
+        return wrap_observations(self, values, L)
 
-    def fit_transform(self, X, y=None, *, environments=None):
-        """Fit, then return the latents.
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of the latent features, ``L1..Ld``.
 
-        Returns a list of ``(n_k, d)`` arrays for list input, and one
-        ``(n, d)`` array in the row order of ``X`` when ``environments`` is
-        given.
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Checked against ``feature_names_in_`` (or ``n_features_in_``), as
+            scikit-learn does; it does not change the output.
+
+        Returns
+        -------
+        ndarray (d,) of str
         """
-        self.fit(X, environments=environments)
-        if environments is None:
-            return [L.copy() for L in self.latents_]
-        return self.transform(X)
+        check_is_fitted(self, "components_")
+        if input_features is not None:
+            given = np.asarray(input_features, dtype=object)
+            fitted = getattr(self, "feature_names_in_", None)
+            if len(given) != self.n_features_in_ or (
+                fitted is not None and np.any(given != fitted)
+            ):
+                raise ValueError("input_features is not equal to feature_names_in_.")
+        return latent_names(self.n_latent)

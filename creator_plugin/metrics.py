@@ -112,8 +112,7 @@ def evaluate(
     """
     A = (np.asarray(true_adjacency) != 0).astype(int)
     B = (np.asarray(est_adjacency) != 0).astype(int)
-    if len(true_latents) != len(est_latents):
-        raise ValueError("true_latents and est_latents need the same number of environments.")
+    _check_against_truth(A, true_latents, B, est_latents)
     matching, M = match_latents(A, true_latents, est_latents)
     B_matched = np.zeros_like(A)
     B_matched[np.ix_(matching, matching)] = B
@@ -134,6 +133,34 @@ def evaluate(
         "matching": matching.tolist(),
         "est_adjacency_matched": B_matched,
     }
+
+
+def _check_against_truth(A, true_latents, B, est_latents) -> None:
+    """Estimate and truth describe the same d latents in the same environments and rows."""
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"true_adjacency must be square; got shape {A.shape}.")
+    if B.shape != A.shape:
+        raise ValueError(
+            f"est_adjacency has shape {B.shape} but true_adjacency {A.shape}: the estimate "
+            "must have as many latents as the truth."
+        )
+    if len(true_latents) != len(est_latents):
+        raise ValueError(
+            f"true_latents has {len(true_latents)} environments but est_latents "
+            f"{len(est_latents)}; they need the same number of environments."
+        )
+    d = A.shape[0]
+    for k, (Yt, Ye) in enumerate(zip(true_latents, est_latents)):
+        st, se = np.shape(Yt), np.shape(Ye)
+        if len(st) != 2 or st[1] != d:
+            raise ValueError(f"true_latents[{k}] has shape {st}; expected (n, {d}).")
+        if len(se) != 2 or se[1] != d:
+            raise ValueError(f"est_latents[{k}] has shape {se}; expected (n, {d}).")
+        if st[0] != se[0]:
+            raise ValueError(
+                f"environment {k} has {st[0]} rows in true_latents but {se[0]} in est_latents; "
+                "the same samples are needed."
+            )
 
 
 def evaluate_model(model, truth) -> dict:

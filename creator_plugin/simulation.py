@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from ._random import as_generator
+
 __all__ = [
     "Simulation",
     "simulate",
@@ -153,7 +155,7 @@ def simulate(
     Exponential(1), Uniform(0,1), Gumbel(0,1), Beta(0.5,0.5), Gamma(1,1),
     Chi2(1), Chi2(3), Gamma(3,1)). ``H`` has standard normal entries.
     """
-    rng = np.random.default_rng(random_state)
+    rng = as_generator(random_state)
     d, K = int(n_latent), int(n_environments)
     p = d if n_features is None else int(n_features)
     if d < 1 or K < 1:
@@ -256,7 +258,7 @@ def simulate_dask(
     import dask
     import dask.array as da
 
-    rng = np.random.default_rng(random_state)
+    rng = as_generator(random_state)
     d, K = int(n_latent), int(n_environments)
     p = d if n_features is None else int(n_features)
     if p < d:

@@ -79,3 +79,61 @@ def test_dask_local_cluster_equals_serial():
         b = bootstrap(sim.X, 4, estimator=CREATOR(3), random_state=9)
     np.testing.assert_array_equal(a.adjacency_matrices, b.adjacency_matrices)
     np.testing.assert_allclose(a.weights, b.weights)
+
+
+@pytest.fixture(scope="module")
+def fragile():
+    """Environment 1 spans the 2-d latent space through 2 of its 60 rows only: the full
+    data fit, but a resample that misses both rows is rank deficient."""
+    sim = simulate(2, 3, 60, n_features=3, random_state=0)
+    X = [x.copy() for x in sim.X]
+    Y = sim.Y[1].copy()
+    Y[2:, 1] = 0.5 * Y[2:, 0]
+    X[1] = Y @ sim.H.T
+    return X
+
+
+FAST = {"n_refine": 0, "polish": False}
+
+
+def test_failed_resamples_are_recorded_and_the_rest_kept(fragile):
+    with pytest.warns(UserWarning, match="1 of 10 bootstrap resamples failed"):
+        res = bootstrap(fragile, 10, estimator=CREATOR(2, **FAST), random_state=0)
+    assert (res.n_sampling, res.n_succeeded, res.n_failed) == (10, 9, 1)
+    assert res.adjacency_matrices.shape == (9, 2, 2)
+    index, message = res.failures[0]
+    assert message.startswith(f"resample {index}: ValueError")
+    assert "environment 1 of the resample is rank deficient" in message
+    assert "X_list" not in message  # the user's X_list[1] is fine
+    assert sum(c for _, c in res.get_dag_counts()) == 9
+
+
+def test_too_many_failed_resamples_raise(fragile):
+    with pytest.raises(RuntimeError, match=r"1 of 10 .*failed; first: resample \d+.*"
+                                           r"max_failed_share=0"):
+        bootstrap(fragile, 10, estimator=CREATOR(2, **FAST), random_state=0,
+                  max_failed_share=0)
+    for bad in (1, 1.5, -0.1, True, "0.1"):
+        with pytest.raises(ValueError, match="max_failed_share"):
+            bootstrap(fragile, 2, estimator=CREATOR(2), max_failed_share=bad)
+
+
+def test_weight_intervals_alpha_checked():
+    sim = simulate(2, 3, 200, n_features=3, random_state=0)
+    res = bootstrap(sim.X, 3, estimator=CREATOR(2, **FAST), random_state=0)
+    for bad in (2, 0, 1, -0.5, float("nan"), True):
+        with pytest.raises(ValueError, match="alpha"):
+            res.get_weight_intervals(alpha=bad)
+    lo_hi = res.get_weight_intervals(alpha=0.5)
+    ok = ~np.isnan(lo_hi[..., 0])
+    assert np.all(lo_hi[..., 0][ok] <= lo_hi[..., 1][ok])
+
+
+def test_negative_random_state_is_a_clear_error():
+    sim = simulate(2, 3, 200, n_features=3, random_state=0)
+    with pytest.raises(ValueError, match="random_state must be a non-negative integer"):
+        bootstrap(sim.X, 2, estimator=CREATOR(2), random_state=-1)
+    with pytest.raises(ValueError, match="random_state"):
+        simulate(2, 3, 200, random_state=-1)
+    with pytest.raises(ValueError, match="'random_state' parameter of CREATOR.*Got -1"):
+        CREATOR(2, random_state=-1).fit(sim.X)

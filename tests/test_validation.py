@@ -157,3 +157,95 @@ def test_transform_checks_columns(sim):
         model.transform(sim.X[0][:, :3])
     with pytest.raises(ValueError, match="L has 2 columns; the model expects 3"):
         model.inverse_transform(np.zeros((2, 2)))
+
+
+# ---------------------------------------------------------------- labels
+def _stacked(sim):
+    return np.vstack(sim.X), np.repeat(np.array(["a", "b", "c"], dtype=object), 300)
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), "pd.NA", "categorical"])
+def test_missing_labels_are_an_error_with_the_count(sim, missing):
+    import pandas as pd
+
+    X, labels = _stacked(sim)
+    if missing == "categorical":
+        labels = pd.Categorical(labels)
+        labels[[3, 400]] = np.nan
+    else:
+        labels = labels.copy()
+        labels[[3, 400]] = pd.NA if missing == "pd.NA" else missing
+    with pytest.raises(ValueError, match="environments has 2 missing labels"):
+        CREATOR(3).fit(X, environments=labels)
+
+
+def test_mixed_label_types_are_an_error(sim):
+    X, labels = _stacked(sim)
+    labels = labels.copy()
+    labels[:300] = 7
+    with pytest.raises(TypeError, match="environments mixes label types.*str 'b'.*number 7"
+                       "|environments mixes label types.*number 7.*str 'b'"):
+        CREATOR(3).fit(X, environments=labels)
+
+
+def test_labels_of_one_type_are_kept(fit, sim):
+    import pandas as pd
+
+    X, labels = _stacked(sim)
+    model = fit(X, 3, environments=pd.Series(labels, dtype="category"))
+    assert model.environment_labels_ == ["a", "b", "c"]
+    assert all(type(v) is str for v in model.environment_labels_)
+    model = fit(X, 3, environments=np.repeat([2.5, 1.0, 7.0], 300))
+    assert model.environment_labels_ == [1.0, 2.5, 7.0]
+
+
+def test_ragged_input_names_the_argument(sim):
+    rows = sim.X[0].tolist()
+    rows[5] = rows[5][:2]
+    with pytest.raises(ValueError, match=r"X_list\[0\] is ragged: its rows have different "
+                                         r"lengths \(2, 4\)"):
+        CREATOR(3).fit([rows, sim.X[1], sim.X[2]])
+    X, labels = _stacked(sim)
+    with pytest.raises(ValueError, match="X is ragged"):
+        CREATOR(3).fit([list(r) for r in X[:-1]] + [[1.0]], environments=labels)
+    with pytest.raises(ValueError, match="environments is a ragged nested list"):
+        CREATOR(3).fit(X, environments=[["a"], ["b", "c"]] + [["a"]] * 898)
+
+
+def test_dataframe_with_its_label_column_gets_a_hint(sim):
+    import pandas as pd
+
+    X, labels = _stacked(sim)
+    df = pd.DataFrame(X, columns=list("abcd"))
+    df["lab"] = labels
+    with pytest.raises(TypeError, match=r"X has non-numeric columns \['lab'\].*environments="):
+        CREATOR(3).fit(df, environments=df["lab"])
+
+
+def test_warnings_name_columns_by_name(sim, fit_recording):
+    import pandas as pd
+
+    frames = [pd.DataFrame(x, columns=list("abcd")).assign(thermostat=21.5) for x in sim.X]
+    model, caught = fit_recording(frames, 3)
+    messages = [str(w.message) for w in caught]
+    assert any("Columns ['thermostat'] are constant" in m for m in messages), messages
+    assert model.diagnostics_["dropped_columns"] == [4]  # positions in the data
+    _, caught = fit_recording([f.to_numpy() for f in frames], 3)
+    assert any("Columns [4] are constant" in str(w.message) for w in caught)
+
+
+# --------------------------------------------------------------- metrics
+def test_evaluate_rejects_estimates_of_another_shape(sim):
+    from creator_plugin import metrics
+
+    A, Y = sim.adjacency, sim.Y
+    with pytest.raises(ValueError, match=r"est_adjacency has shape \(2, 2\) but true_adjacency "
+                                         r"\(3, 3\)"):
+        metrics.evaluate(A, Y, np.zeros((2, 2)), [y[:, :2] for y in Y])
+    with pytest.raises(ValueError, match="true_latents has 3 environments but est_latents 2"):
+        metrics.evaluate(A, Y, A, Y[:2])
+    with pytest.raises(ValueError, match="environment 1 has 300 rows in true_latents but 299"):
+        metrics.evaluate(A, Y, A, [Y[0], Y[1][:-1], Y[2]])
+    with pytest.raises(ValueError, match=r"est_latents\[0\] has shape \(300, 2\)"):
+        metrics.evaluate(A, Y, A, [y[:, :2] for y in Y])
+    assert metrics.evaluate(A, Y, A, Y)["shd"] == 0

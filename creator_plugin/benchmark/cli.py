@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -95,6 +96,20 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager:
     return stack
 
 
+def _unwritable(out: Path) -> str | None:
+    """Why the results could not be written to ``out`` (None if they can)."""
+    if out.exists() and not out.is_dir():
+        return "exists and is not a directory"
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"no permission to write in {parent}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``creator bench`` with the given arguments.
 
@@ -128,6 +143,13 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.seeds is not None and args.seeds < 1:
         print("error: --seeds must be >= 1", file=sys.stderr)
+        return 2
+    if args.n_jobs == 0:
+        print("error: --n-jobs must not be 0 (1 for serial, -1 for all cores)", file=sys.stderr)
+        return 2
+    problem = _unwritable(Path(args.out))
+    if problem:  # found now, not after hours of fits
+        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
         return 2
 
     import pandas as pd

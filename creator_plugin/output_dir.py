@@ -1,0 +1,338 @@
+"""Output directories that appear whole or not at all, and never cost the user a file.
+
+:class:`OutputDir` checks the target when it is created (before any long
+computation), lets the caller write into a private temporary sibling, and
+moves that into place with a rename that fails when anything is at the
+target. A directory is replaced (``force=True``) only when a marker file
+shows this tool wrote it and it holds nothing else; the old files are
+deleted one by one from the marker's list, so nothing the tool did not write
+is ever deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime
+import errno
+import hashlib
+import json
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+__all__ = ["MARKER", "OutputDir", "OutputDirError"]
+
+#: Name of the file recording that (and what) this tool wrote into a directory.
+MARKER = ".creator-output.json"
+_TOOL = "creator-plugin"
+
+
+class OutputDirError(ValueError):
+    """The output directory cannot be used or replaced (the message says why)."""
+
+
+class OutputDir:
+    """A checked output directory, written through a temporary sibling.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The output directory.
+    force : bool, default=False
+        Replace an existing directory, provided this tool wrote it (its
+        marker lists every file in it, with unchanged checksums).
+    inputs : sequence of path-like
+        Files the run reads: the output may not be one of them nor contain
+        one.
+    option : str, default="--out"
+        How messages name the output.
+
+    Raises
+    ------
+    OutputDirError
+        At construction, when the output is the current directory or contains
+        it, is or contains an input, is a file or a symbolic link, exists
+        without ``force``, or exists but was not written by this tool (or
+        was changed since).
+    """
+
+    def __init__(self, path, *, force: bool = False, inputs: Sequence = (),
+                 option: str = "--out"):
+        self.path = Path(os.path.abspath(path))
+        self.option = option
+        self._check_location(inputs)
+        self._replaces: dict | None = None
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            self._check_parent_writable()
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise OutputDirError(f"{option} {self.path} is a symbolic link; it is not replaced.")
+        if not stat.S_ISDIR(st.st_mode):
+            raise OutputDirError(f"{option} {self.path} exists and is not a directory.")
+        if not force:
+            raise OutputDirError(
+                f"{option} {self.path} already exists; pass --force to replace a directory "
+                "written by creator (anything else is never replaced)."
+            )
+        marker = _own_contents(self.path, option)
+        self._replaces = {"ino": st.st_ino, "dev": st.st_dev, "run_id": marker["run_id"]}
+        self._check_parent_writable()
+
+    # ------------------------------------------------------------- checks
+    def _check_location(self, inputs: Sequence) -> None:
+        out = self.path.resolve()
+        cwd = Path.cwd().resolve()
+        if out == cwd or out in cwd.parents:
+            raise OutputDirError(
+                f"{self.option} {self.path} is the current directory or contains it; "
+                "choose a new directory."
+            )
+        for inp in inputs:
+            inp = Path(inp).resolve()
+            if out == inp:
+                raise OutputDirError(f"{self.option} {self.path} is the input file {inp}.")
+            if out in inp.parents:
+                raise OutputDirError(
+                    f"{self.option} {self.path} contains the input file {inp}; choose a "
+                    "directory of its own."
+                )
+
+    def _check_parent_writable(self) -> None:
+        parent = self.path.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise OutputDirError(f"{self.option}: {parent} is not a directory.")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputDirError(f"{self.option}: no permission to write in {parent}.")
+
+    # ------------------------------------------------------------- writing
+    @contextlib.contextmanager
+    def write(self, parameters: dict) -> Iterator[Path]:
+        """Yield a temporary directory to write into; move it into place on success.
+
+        Parameters
+        ----------
+        parameters : dict
+            JSON-able record of the run (stored in the marker).
+
+        Raises
+        ------
+        OutputDirError
+            Something appeared at (or changed) the output while the run went
+            on: it is left as it is and the new results are not kept.
+        OSError
+            Writing failed (disk full, permissions); nothing is left behind.
+        """
+        created = _make_parents(self.path.parent)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.creator-tmp-",
+                                    dir=self.path.parent))
+        try:
+            yield tmp
+            _write_marker(tmp, parameters)
+            if self._replaces is None:
+                self._move_new(tmp)
+            else:
+                self._replace(tmp)
+        except BaseException:
+            # tmp is a fresh, randomly named directory this process created.
+            shutil.rmtree(tmp, ignore_errors=True)
+            for d in reversed(created):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            raise
+
+    def _move_new(self, tmp: Path) -> None:
+        try:
+            _rename_noreplace(tmp, self.path)
+        except FileExistsError:
+            raise OutputDirError(
+                f"{self.option} {self.path} appeared while this run was going on; it was "
+                "left as it is and the results of this run were not kept."
+            ) from None
+
+    def _replace(self, tmp: Path) -> None:
+        aside = self.path.parent / f".{self.path.name}.creator-old-{uuid.uuid4().hex[:12]}"
+        try:
+            _rename_noreplace(self.path, aside)
+        except FileNotFoundError:
+            raise OutputDirError(
+                f"{self.option} {self.path} was removed while this run was going on; the "
+                "results of this run were not kept."
+            ) from None
+        st = os.lstat(aside)
+        same = (st.st_ino, st.st_dev) == (self._replaces["ino"], self._replaces["dev"])
+        try:
+            if not same:
+                raise OutputDirError(f"{self.option} {self.path} was replaced")
+            marker = _own_contents(aside, self.option)
+            if marker["run_id"] != self._replaces["run_id"]:
+                raise OutputDirError(f"{self.option} {self.path} was rewritten")
+        except OutputDirError as exc:
+            try:
+                _rename_noreplace(aside, self.path)
+                where = "it was left as it is"
+            except OSError:
+                where = f"it was moved to {aside}"
+            raise OutputDirError(
+                f"{exc} while this run was going on; {where} and the results of this run "
+                "were not kept."
+            ) from None
+        try:
+            _rename_noreplace(tmp, self.path)
+        except FileExistsError:
+            raise OutputDirError(
+                f"{self.option} {self.path} appeared while it was being replaced; the previous "
+                f"output is kept in {aside} and the results of this run were not kept."
+            ) from None
+        _delete_own(aside, marker)
+
+
+# ------------------------------------------------------------------ marker
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _walk_files(root: Path) -> tuple[list[str], list[str]]:
+    """Relative paths of the regular files and of anything else under ``root``."""
+    files, other = [], []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            (files if stat.S_ISREG(os.lstat(full).st_mode) else other).append(rel)
+    return sorted(files), sorted(other)
+
+
+def _write_marker(directory: Path, parameters: dict) -> None:
+    from . import __version__
+
+    files, _ = _walk_files(directory)
+    marker = {
+        "tool": _TOOL,
+        "version": __version__,
+        "run_id": uuid.uuid4().hex,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "parameters": parameters,
+        "files": {rel: _digest(directory / rel) for rel in files},
+    }
+    target = directory / MARKER
+    with open(target, "w", encoding="utf-8") as fh:
+        json.dump(marker, fh, indent=2, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _own_contents(directory: Path, option: str) -> dict:
+    """The marker of ``directory`` if this tool wrote everything in it, unchanged."""
+    refuse = f"{option} {directory} was not written by creator (or was changed since)"
+    try:
+        marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
+        ok = (isinstance(marker, dict) and marker.get("tool") == _TOOL
+              and isinstance(marker.get("files"), dict) and isinstance(marker.get("run_id"), str))
+    except (OSError, ValueError):
+        ok = False
+    if not ok:
+        raise OutputDirError(f"{refuse}: it has no valid {MARKER} marker; it is not replaced.")
+    files, other = _walk_files(directory)
+    extra = [f for f in files + other if f != MARKER and f not in marker["files"]]
+    if extra:
+        raise OutputDirError(
+            f"{refuse}: it holds files creator did not write ({_some(extra)}); it is not "
+            "replaced. Move them away or choose another directory."
+        )
+    changed = [f for f in files if f != MARKER and _digest(directory / f) != marker["files"][f]]
+    if changed:
+        raise OutputDirError(
+            f"{refuse}: files were modified after creator wrote them ({_some(changed)}); "
+            "it is not replaced."
+        )
+    return marker
+
+
+def _some(names: list[str], n: int = 5) -> str:
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def _delete_own(directory: Path, marker: dict) -> None:
+    """Delete the files ``marker`` lists, then the directories they leave empty."""
+    for rel in [*marker["files"], MARKER]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(directory / rel)
+    dirs = sorted({p for rel in marker["files"] for p in Path(rel).parents if str(p) != "."},
+                  key=lambda p: len(p.parts), reverse=True)
+    for d in [*dirs, Path(".")]:
+        with contextlib.suppress(OSError):  # not empty: someone else's file stays
+            (directory / d).rmdir()
+
+
+def _make_parents(parent: Path) -> list[Path]:
+    missing = []
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    created = []
+    for d in reversed(missing):
+        os.mkdir(d)
+        created.append(d)
+    return created
+
+
+# ------------------------------------------------------------------ rename
+def _renameat2():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn
+
+
+_RENAMEAT2 = _renameat2()
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+
+
+def _rename_noreplace(src: Path, dst: Path) -> None:
+    """Rename ``src`` to ``dst``; ``FileExistsError`` if anything is at ``dst``.
+
+    Linux: ``renameat2(RENAME_NOREPLACE)``, atomic. Elsewhere (or on file
+    systems without it): ``dst`` is reserved with ``mkdir``, which fails if
+    anything is there, and ``src`` renamed onto that empty directory; POSIX
+    ``rename`` refuses a non-empty target, so nothing is ever replaced.
+    """
+    if _RENAMEAT2 is not None:
+        if _RENAMEAT2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst),
+                      _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), str(dst))
+    if os.name == "nt":
+        os.rename(src, dst)  # Windows never replaces an existing target
+        return
+    if not os.path.lexists(src):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(src))
+    os.mkdir(dst)
+    try:
+        os.rename(src, dst)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.rmdir(dst)
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dst)) from None
+        raise
