@@ -258,7 +258,8 @@ def _reduction_warnings(red: Reduction) -> list[FitWarning]:
         envs = [red.constant_environments[j] for j in red.partly_constant_columns.tolist()]
         out.append(FitWarning(UserWarning, (
             "Columns {columns} are constant within some environments but not others (within "
-            f"environments {envs}, in the same order). In the model every column measures the "
+            f"environments {envs} in the same order, as positions in environment_labels_). In "
+            "the model every column measures the "
             "latents in every environment, so this looks like a recording fault; these columns "
             "were ignored."), tuple(red.partly_constant_columns.tolist())))
     return out

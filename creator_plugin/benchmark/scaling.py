@@ -28,6 +28,7 @@ from ..simulation import simulate
 
 __all__ = [
     "AXES",
+    "compare_reductions",
     "measure_fit",
     "scaling_figure",
     "scaling_markdown",
@@ -157,6 +158,59 @@ def scaling_series(axis: str, values: list[int] | None = None, *, repeats: int =
         row["exponent"] = None if prev is None else (
             math.log(row["seconds"] / prev["seconds"]) / math.log(row["value"] / prev["value"])
         )
+    return rows
+
+
+def compare_reductions(
+    p: int = 20_000, n: int = 500, d: int = 5, K: int = 5, noise: float = 0.1,
+    n_components: int = 50, seed: int = 0,
+) -> list[dict]:
+    """The reduction's Gram route against scikit-learn's ``randomized_svd``, wide data.
+
+    Both get the pooled standardised data of ``simulate(d, K, n,
+    n_features=p, measurement_noise=noise)`` (``p > N = K n``).
+    ``randomized_svd`` needs the ``N x p`` standardised matrix itself, so it
+    is given a copy; the Gram route (:func:`creator_plugin._passes.pooled_gram`
+    and the loadings pass) reads the data in blocks of columns.
+
+    Returns
+    -------
+    list of dict
+        Per method: ``seconds``, ``traced_peak_mb`` and the leading
+        ``n_components`` eigenvalues (``eigenvalues``; all N for the Gram
+        route).
+    """
+    from sklearn.utils.extmath import randomized_svd
+
+    from .._passes import column_moments, pooled_gram, project_gram_loadings
+
+    X = simulate(d, K, n, n_features=p, measurement_noise=noise, random_state=seed).X
+    moments = column_moments(X)
+    scale = np.sqrt((moments.n_rows[:, None] * moments.sds**2).sum(axis=0)
+                    / moments.n_rows.sum())
+
+    def gram_route():
+        eig, left = np.linalg.eigh(pooled_gram(X, moments.means, scale))
+        eig, left = np.maximum(eig[::-1], 0.0), left[:, ::-1]
+        project_gram_loadings(X, moments.means, scale, left[:, :d] / np.sqrt(eig[:d]))
+        return eig / moments.n_rows.sum()
+
+    def randomized():
+        Z = np.concatenate([(x - m) / scale for x, m in zip(X, moments.means)])
+        _, sv, _ = randomized_svd(Z, n_components, random_state=seed)
+        return sv**2 / Z.shape[0]
+
+    rows = []
+    for name, run in [("Gram matrix of the rows (this package)", gram_route),
+                      (f"randomized_svd, {n_components} components, on a copy", randomized)]:
+        tracemalloc.start()
+        start = time.perf_counter()
+        eig = run()
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append({"method": name, "seconds": seconds, "traced_peak_mb": peak / 2**20,
+                     "eigenvalues": eig})
     return rows
 
 
