@@ -30,7 +30,14 @@ _GAUSS_LOGCOSH = integrate.quad(
 
 def _logcosh_excess(t: np.ndarray) -> np.ndarray:
     """Mean log cosh of standardised columns minus its Gaussian value (0 if Gaussian)."""
-    return np.mean(np.logaddexp(t, -t), axis=0) - np.log(2.0) - _GAUSS_LOGCOSH
+    # log(e^t + e^-t) = |t| + log1p(e^-2|t|), several times faster than np.logaddexp;
+    # in blocks of 2^16 numbers, so that the temporaries stay in cache at any n.
+    step = max(2**16 // (t.shape[1] if t.ndim == 2 else 1), 1)
+    total = 0.0
+    for start in range(0, t.shape[0], step):
+        a = np.abs(t[start : start + step])
+        total = total + (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
+    return total / t.shape[0] - np.log(2.0) - _GAUSS_LOGCOSH
 
 
 @dataclass
