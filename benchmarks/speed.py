@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.scaling:
         print(f"## Scaling of one default fit, d={args.d}, K={args.K}, setting 1\n")
         print("| n per environment | fit seconds | peak traced memory (MB) | "
-              "peak RSS so far (MB) |")
+              "peak RSS of the fitting process (MB) |")
         print("|---|---|---|---|")
         for r in scaling_rows([int(s) for s in args.scaling], args.d, args.K):
             print(f"| {r['n']:,} | {r['seconds']:.2f} | {r['peak_traced_mb']:.0f} | "

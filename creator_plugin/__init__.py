@@ -16,7 +16,7 @@ from . import metrics
 from .bootstrap import BootstrapResult, bootstrap
 from .dimension import DimensionSelection, select_n_latent
 from .estimator import CREATOR, FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
-from .simulation import Simulation, simulate
+from .simulation import Simulation, simulate, simulate_dask
 
 __all__ = [
     "CREATOR",
@@ -26,6 +26,7 @@ __all__ = [
     "WeakEvidenceWarning",
     "Simulation",
     "simulate",
+    "simulate_dask",
     "metrics",
     "bootstrap",
     "BootstrapResult",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._passes import encode
 from ._random import as_generator
 from .disentangle import disentangling_matrix
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
@@ -19,7 +20,7 @@ from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import paper_coefficients, paper_scales, prune, standardised_coefficients
 from .quality import ISSUE_KINDS, assess_fit
-from .sem import SEMParameters, pooled_sd, regression_matrices, sem_parameters
+from .sem import SEMParameters, centred_scatter, pooled_sd, regression_matrices, sem_parameters
 
 __all__ = ["FitResult", "FitWarning", "fit_arrays"]
 
@@ -65,13 +66,16 @@ class FitResult:
         Pooled mean of the data.
     latents : list of ndarray (n_k, d)
     sem : SEMParameters
-        Per-environment intercepts, weights, noise and noise scales.
+        Per-environment intercepts, weights and noise scales (the noises
+        themselves: :func:`creator_plugin.sem.sem_noise`).
     reduction : Reduction
         The shared reduction to d dimensions.
     ordering : OrderingResult
         Directions, noises and per-step diagnostics of the ordering step.
     entangled : list of ndarray (n_k, d)
-        Entangled features, scaled to unit pooled within-environment SD.
+        Entangled features, scaled to unit pooled within-environment SD (the
+        arrays of ``ordering.entangled``, rescaled in place together with
+        ``ordering.alphas``).
     coefficients : ndarray (K, d, d)
         The coefficients the pruning rule tested (standardised, or the
         paper's raw ones for ``pruning="rank_raw"``, which the
@@ -124,8 +128,10 @@ def fit_arrays(
 
     Parameters
     ----------
-    X_list : list of ndarray (n_k, p)
-        One float array per environment.
+    X_list : list of ndarray or dask array (n_k, p)
+        One float array per environment; never modified or copied (read
+        in blocks of rows; dask arrays are read through dask and only
+        ``(n_k, d)`` results are computed).
     n_latent : int
         Number of latent features d.
     scorer, pruning, prune_threshold, standardize, n_refine, polish, ica_options,
@@ -151,7 +157,7 @@ def fit_arrays(
             "K >= d; nodes with K or more parents cannot be recovered.")))
 
     # Step 0: one shared reduction.
-    X_red, red = reduce_environments(X_list, d, standardize=standardize)
+    X_red, red = reduce_environments(X_list, d, standardize=standardize, random_state=rng)
     found += _reduction_warnings(red)
 
     # Step 1: order, noises and entangled features.
@@ -161,37 +167,45 @@ def fit_arrays(
         n_refine=n_refine, polish=polish,
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
     )
-    # Unit pooled variance for the entangled features: fixes their arbitrary scale.
-    alphas = order.alphas / pooled_sd(order.entangled)
-    entangled = [x @ alphas for x in X_red]
+    del X_red  # the ordering's noises and features are all the later steps need
 
     # Step 2: pruning.
-    B = regression_matrices(order.noises, entangled)
+    feature_sd = pooled_sd(order.entangled)
     if pruning == "rank_raw":
         reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
         tested = paper_coefficients(order.noises, order.entangled, reference)
-    else:
+    # Unit pooled variance for the entangled features fixes their arbitrary
+    # scale; rescaled in place, as a copy would cost another n x d per environment.
+    alphas = order.alphas = order.alphas / feature_sd
+    for y in order.entangled:
+        y /= feature_sd
+    entangled = order.entangled
+    B = regression_matrices(order.noises, entangled)
+    if pruning != "rank_raw":
         tested = standardised_coefficients(B, order.noises, entangled)
     adjacency, decisions = prune(tested, rule=pruning, threshold=prune_threshold)
 
     # Step 3: disentanglement, then the sign and scale convention: unit pooled
     # within-environment variance and positive pooled covariance with the
-    # entangled feature of the same position.
+    # entangled feature of the same position (from d x d moments: the
+    # disentangled features are never formed).
+    gram = sum(y.T @ y for y in entangled)
+    scatter = sum(centred_scatter(y, y.mean(axis=0)) for y in entangled)
+    n_total = sum(y.shape[0] for y in entangled)
     if pruning == "rank_raw":
         # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
         # the coordinates of the raw features (paper_scales); map its C to `entangled`.
-        raw = pooled_sd(order.entangled) * paper_scales(order.noises, reference)
+        raw = feature_sd * paper_scales(order.noises, reference)
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
         C = disentangling_matrix(B, adjacency)
-    Yc = [y @ C for y in entangled]
-    cov = sum((y * yc).sum(axis=0) for y, yc in zip(entangled, Yc))
-    C = C * (np.where(cov < 0, -1.0, 1.0) / pooled_sd(Yc))
+    cov = np.diag(gram @ C)
+    C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
 
-    mean = np.vstack(X_list).mean(axis=0)
+    n_rows = np.array([y.shape[0] for y in entangled])
+    mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
-    latents = [(x - mean) @ components.T for x in X_list]
-    mixing = np.linalg.lstsq(np.vstack(latents), np.vstack(X_list) - mean, rcond=None)[0].T
+    latents, mixing = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
     found += _structure_warnings(adjacency, K)
@@ -214,6 +228,7 @@ def fit_arrays(
         "explained_variance": red.explained_variance.tolist(),
         "dropped_columns": red.dropped_columns.tolist(),
         "unrelated_columns": red.unrelated_columns.tolist(),
+        "partly_constant_columns": red.partly_constant_columns.tolist(),
         "n_ica_not_converged": order.n_ica_not_converged,
         "polish": order.polish,
         "weak_ordering_steps": weak_steps,
@@ -236,6 +251,22 @@ def fit_arrays(
     )
 
 
+def _encode_decode(
+    X_list: list, mean: np.ndarray, components: np.ndarray, red: Reduction
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The latents of every environment and the least-squares decoder (p, d), in one pass.
+
+    The decoder solves the normal equations of ``x - mean ~= mixing @ latent``
+    over all rows, every column divided by a unit of its own size so that
+    the sums stay finite at any data scale.
+    """
+    spread = np.abs(red.env_means - mean).max(axis=0)
+    unit = np.where(np.isfinite(red.scale), red.scale, np.where(spread > 0, spread, 1.0))
+    latents, cross = encode(X_list, mean, components.T, unit)
+    gram = sum(L.T @ L for L in latents)
+    return latents, (np.linalg.solve(gram, cross) * unit).T
+
+
 def _reduction_warnings(red: Reduction) -> list[FitWarning]:
     out = []
     if red.dropped_columns.size:
@@ -248,6 +279,14 @@ def _reduction_warnings(red: Reduction) -> list[FitWarning]:
             "probably noise, not measurements of the latents. After standardisation they "
             "weigh as much as the others and can displace a latent direction; remove them "
             "(or use standardize=False)."), tuple(red.unrelated_columns.tolist())))
+    if red.partly_constant_columns.size:
+        envs = [red.constant_environments[j] for j in red.partly_constant_columns.tolist()]
+        out.append(FitWarning(UserWarning, (
+            "Columns {columns} are constant within some environments but not others (within "
+            f"environments {envs} in the same order, as positions in environment_labels_). In "
+            "the model every column measures the "
+            "latents in every environment, so this looks like a recording fault; these columns "
+            "were ignored."), tuple(red.partly_constant_columns.tolist())))
     return out
 
 

@@ -17,6 +17,8 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
+from ._passes import is_dask
+
 __all__ = [
     "Interval",
     "check_environments",
@@ -50,9 +52,19 @@ def min_samples_per_environment(n_latent: int) -> int:
     return max(10, 5 * n_latent)
 
 
-def _as_float_matrix(a, name: str) -> np.ndarray:
+def _as_float_matrix(a, name: str):
+    """A 2-D float64 array, read-only: ``a`` itself (as a view) when it already is one.
+
+    The fit reads its inputs in blocks and never writes to them, so float64
+    input is not copied; the read-only flag makes any accidental write an
+    error instead of a change to the caller's data. Other dtypes and pandas
+    objects are converted (a copy). Dask arrays stay lazy (see
+    :func:`_as_float_dask`).
+    """
     if isinstance(a, (str, bytes)) or a is None:
         raise TypeError(f"{name} must be a 2-D numeric array, got {type(a).__name__}.")
+    if is_dask(a):
+        return _as_float_dask(a, name)
     if hasattr(a, "dtypes") and hasattr(a, "columns"):
         a = _frame_values(a, name)
     elif hasattr(a, "to_numpy"):
@@ -74,9 +86,10 @@ def _as_float_matrix(a, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be real-valued; got complex dtype {arr.dtype}.")
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}.")
-    # Always copy: the algorithm must never modify the caller's arrays.
-    arr = np.array(arr, dtype=float, copy=True)
-    if not np.all(np.isfinite(arr)):
+    arr = np.asarray(arr, dtype=float).view()
+    arr.flags.writeable = False
+    # min and max propagate NaN and show inf without an n x p temporary.
+    if arr.size and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(np.isinf(arr).sum())
         raise ValueError(
@@ -84,6 +97,35 @@ def _as_float_matrix(a, name: str) -> np.ndarray:
             "remove or impute them before fitting."
         )
     return arr
+
+
+def _as_float_dask(a, name: str):
+    """Check a dask array's shape and dtype; it stays lazy.
+
+    NaN and inf are found by the fit's first pass over the data.
+    """
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {a.shape}.")
+    if any(np.isnan(c) for c in a.shape):
+        raise ValueError(
+            f"{name} is a dask array with unknown chunk sizes; call its "
+            "compute_chunk_sizes() first."
+        )
+    if np.issubdtype(a.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real-valued; got complex dtype {a.dtype}.")
+    if not (np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.bool_)):
+        raise TypeError(f"{name} must contain only numbers; got dtype {a.dtype}.")
+    return a if a.dtype == np.float64 else a.astype(np.float64)
+
+
+def _rows_by_label(data: np.ndarray, labels: np.ndarray, uniq: np.ndarray) -> list[np.ndarray]:
+    """The rows of every label: a view when they are contiguous (sorted labels), else a copy."""
+    out = []
+    for u in uniq:
+        idx = np.flatnonzero(labels == u)
+        contiguous = idx[-1] - idx[0] + 1 == idx.size
+        out.append(data[idx[0] : idx[-1] + 1] if contiguous else data[idx])
+    return out
 
 
 def _frame_values(df, name: str) -> np.ndarray:
@@ -306,8 +348,8 @@ def check_environments(
     Parameters
     ----------
     X : list of array-like or array-like
-        Either a list of K arrays ``(n_k, p)`` or, when ``environments`` is
-        given, one array ``(n, p)``.
+        Either a list of K arrays ``(n_k, p)`` (NumPy, pandas or dask) or,
+        when ``environments`` is given, one array ``(n, p)``.
     environments : array-like of shape (n,), optional
         Environment label of every row of ``X``.
     n_latent : int, optional
@@ -318,17 +360,23 @@ def check_environments(
 
     Returns
     -------
-    list of ndarray
-        Fresh float copies; the caller's arrays are never modified. When
-        the environments are DataFrames, columns are matched by name (to the
-        first environment's order).
+    list of ndarray or dask array
+        Read-only float64 arrays: views of float64 input (no copy),
+        converted copies otherwise; the caller's arrays are never modified.
+        Dask arrays stay lazy. When the environments are DataFrames, columns
+        are matched by name (to the first environment's order).
     """
     if environments is not None:
+        if is_dask(X):
+            raise TypeError(
+                "X: with dask arrays pass a list of K arrays, one per environment, and no "
+                "environments labels."
+            )
         column_names(X, "X")
         data = _as_float_matrix(X, "X")
         labels = check_labels(environments, data.shape[0])
         uniq = np.unique(labels)
-        X_list = [data[labels == u] for u in uniq]
+        X_list = _rows_by_label(data, labels, uniq)
         env_name = "environment with label {}"
         env_ids = list(uniq)
     else:

@@ -136,6 +136,17 @@ class DimensionSelection:
                 f"rank of the data: {self.rank}.")
 
 
+def _column_units(X_list: list[np.ndarray]) -> list[np.ndarray]:
+    """Every column divided by its largest absolute value over all environments.
+
+    Correlations are unchanged; squares no longer overflow or underflow at
+    extreme magnitudes (1e+-200), so every later moment is computed safely.
+    """
+    top = np.max([np.max(np.abs(x), axis=0) for x in X_list], axis=0)
+    top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
+    return [x / top for x in X_list]
+
+
 def _pooled_centred(X_list: list[np.ndarray], standardize: bool) -> np.ndarray:
     pooled = np.vstack([x - x.mean(axis=0) for x in X_list])
     if standardize:
@@ -490,6 +501,8 @@ def select_n_latent(
     ):
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}.")
     X_list = check_environments(X, environments)
+    if standardize:
+        X_list = _column_units(X_list)
     pooled = _pooled_centred(X_list, standardize=True)
     cols = _independent_columns(pooled)
     if cols.size == 0:
@@ -556,7 +569,7 @@ def n_latent_evidence(X, n_latent: int, environments=None, *, alpha: float = 0.0
         tested, or None) with ``p_value_fewer``, ``rank``, ``max_testable``
         and ``test_scope``.
     """
-    X_list = check_environments(X, environments)
+    X_list = _column_units(check_environments(X, environments))
     cols = _independent_columns(_pooled_centred(X_list, standardize=True))
     r = int(cols.size)
     bound = ledermann_bound(r)

@@ -31,7 +31,7 @@ from .dimension import select_n_latent
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .independence import SCORER_OPTIONS, SCORERS
 from .pruning import PRUNING_RULES
-from .sem import pooled_sd
+from .sem import pooled_sd, sem_noise
 
 __all__ = ["CREATOR", "FitQualityWarning", "IdentifiabilityWarning", "WeakEvidenceWarning"]
 
@@ -164,7 +164,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         transform(X_list[k])``.
     noise_ : list of ndarray (n_k, d)
         Recovered exogenous noise per environment: residual of each
-        (environment-centred) latent on its estimated parents.
+        (environment-centred) latent on its estimated parents,
+        ``(latents_[k] - intercepts_[k]) @ (I - weights_[k])``. Computed from
+        those attributes on access rather than stored, so a fitted model
+        keeps one ``(n_k, d)`` array per environment (``latents_``), not two.
     weights_ : list of ndarray (d, d)
         Per-environment SEM weights, ``[i, j]`` = effect of latent i on
         latent j, estimated by OLS on the recovered latents.
@@ -326,7 +329,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         ----------
         X : list of array-like (n_k, p), or array-like (n, p)
             One array per environment, or one stacked array together with
-            ``environments``.
+            ``environments``. float64 arrays are used without a copy and
+            never modified. The arrays of a list may be dask arrays: every
+            pass over the data then runs through dask (on a ``distributed``
+            cluster if one is active) and only ``(n_k, d)`` results are
+            materialised (README, "Data larger than memory").
         y : None
             Ignored (scikit-learn convention).
         environments : array-like (n,), optional
@@ -380,12 +387,17 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.latents_ = result.latents
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights
-        self.noise_ = result.sem.noise
         self.noise_scales_ = result.sem.noise_scales
         self.diagnostics_ = {**result.diagnostics, "warnings": messages}
         if selection is not None:
             self.diagnostics_["n_latent_selection"] = selection.to_dict()
         return self
+
+    @property
+    def noise_(self) -> list[np.ndarray]:
+        """Recovered exogenous noise per environment (see the class's Attributes)."""
+        check_is_fitted(self, "latents_")
+        return sem_noise(self.latents_, self.intercepts_, self.weights_)
 
     # ------------------------------------------------------------- persistence
     def save(self, path, *, format: str = "npz") -> None:

@@ -30,7 +30,14 @@ _GAUSS_LOGCOSH = integrate.quad(
 
 def _logcosh_excess(t: np.ndarray) -> np.ndarray:
     """Mean log cosh of standardised columns minus its Gaussian value (0 if Gaussian)."""
-    return np.mean(np.logaddexp(t, -t), axis=0) - np.log(2.0) - _GAUSS_LOGCOSH
+    # log(e^t + e^-t) = |t| + log1p(e^-2|t|), several times faster than np.logaddexp;
+    # in blocks of 2^16 numbers, so that the temporaries stay in cache at any n.
+    step = max(2**16 // (t.shape[1] if t.ndim == 2 else 1), 1)
+    total = 0.0
+    for start in range(0, t.shape[0], step):
+        a = np.abs(t[start : start + step])
+        total = total + (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
+    return total / t.shape[0] - np.log(2.0) - _GAUSS_LOGCOSH
 
 
 @dataclass
@@ -179,18 +186,23 @@ def joint_direction(
         basis = q[:, found.shape[1]:]
     else:
         basis = np.eye(d)
-    U = [R @ basis for R in R_list]
-    S = [u.T @ u / u.shape[0] for u in U]
+    # Projections are formed as R_k @ (basis @ v): storing R_k @ basis would
+    # copy n x d per environment. SciPy's optimiser leaves reference cycles
+    # that keep the closure alive until the next garbage collection, so it
+    # sees the data through a list emptied after the ascent.
+    data = list(R_list)
+    S = [basis.T @ (R.T @ R) @ basis / R.shape[0] for R in R_list]
 
     def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
         value, grad = 0.0, np.zeros_like(v)
-        for u, s in zip(U, S):
+        w = basis @ v
+        for R, s in zip(data, S):
             sv = s @ v
             var = v @ sv
-            t = (u @ v) / np.sqrt(var)
+            t = (R @ w) / np.sqrt(var)
             excess = _logcosh_excess(t)
             g = np.tanh(t)
-            d_mean = (u.T @ g) / (u.shape[0] * np.sqrt(var)) - np.mean(g * t) * sv / var
+            d_mean = basis.T @ (R.T @ g) / (R.shape[0] * np.sqrt(var)) - np.mean(g * t) * sv / var
             value += excess**2
             grad += 2.0 * excess * d_mean
         return -value, -grad
@@ -209,6 +221,7 @@ def joint_direction(
         res = optimize.minimize(
             scaled, v0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-7}
         )
+    data.clear()
     v = res.x
     if not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
         return w0, 0.0
@@ -316,8 +329,13 @@ def polish_directions(
     # ends in line-search precision loss at large n, after many evaluations.)
     scale = max(value0, 1e-12)
 
+    # SciPy's optimiser leaves reference cycles that keep the closure alive
+    # until the next garbage collection: it sees the data through a list
+    # emptied afterwards, so those cycles do not hold the data.
+    data = list(X_red)
+
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = _ordered_contrast(g, X_red, d)
+        value, grad = _ordered_contrast(g, data, d)
         return -value / scale, -grad / scale
 
     try:
@@ -327,6 +345,8 @@ def polish_directions(
             )
     except _SingularDirections:
         return start, info
+    finally:
+        data.clear()
     value = -float(res.fun) * scale
     info["iterations"] = int(res.nit)
     info["evaluations"] = int(res.nfev)
@@ -454,6 +474,9 @@ def topological_ordering(
                 **(refined or {}),
             }
         )
+        # n x d per environment: freed before the next step builds its own
+        # residuals, and not needed by the polish.
+        del R_list
     polish_info = None
     if polish:
         polished, polish_info = polish_directions(X_red, alphas)

@@ -139,7 +139,8 @@ def load(path: str | os.PathLike, *, allow_pickle: bool = False, cls=None):
 # ----------------------------------------------------------------- encoding
 def _encode_model(model) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
-    fitted = {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
+    fitted = {k: v for k, v in vars(model).items()
+              if k.endswith("_") and not k.startswith("_") and not _derived(type(model), k)}
     params = model.get_params(deep=False)
     random_state = params.get("random_state")
     if random_state is not None and not isinstance(random_state, (int, np.integer)):
@@ -231,7 +232,8 @@ def _load_npz(path: Path, cls):
         for name, value in _decode(meta["attributes"], arrays).items():
             if not name.endswith("_") or name.startswith("_"):
                 raise _Corrupt(f"it sets {name!r}, which is not a fitted attribute")
-            setattr(model, name, value)
+            if not _derived(cls, name):  # older files stored what is now computed
+                setattr(model, name, value)
         output_config = _decode(meta.get("output_config", {}), arrays)
         if output_config:
             model._sklearn_output_config = output_config
@@ -246,6 +248,11 @@ def _load_npz(path: Path, cls):
             f"{type(exc).__name__}: {exc})."
         ) from None
     return model
+
+
+def _derived(cls, name: str) -> bool:
+    """Whether a fitted attribute is computed on access (e.g. ``noise_``), not stored."""
+    return isinstance(getattr(cls, name, None), property)
 
 
 def _check_consistent(model) -> None:

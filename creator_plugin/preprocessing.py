@@ -1,4 +1,14 @@
-"""Step 0: per-environment centering and one shared reduction to d dimensions."""
+"""Step 0: per-environment centring and one shared reduction to d dimensions.
+
+The reduction reads the data in a few passes (:mod:`creator_plugin._passes`)
+and never copies it: per-environment column moments, then one factorisation
+of the stacked standardised data, then the projection to d dimensions. Its
+memory is the ``(n_k, d)`` result plus ``O(min(N, p)^2)`` for the
+factorisation (``N = sum(n_k)``) plus one block of rows; its time is
+``O(N p min(N, p))``, linear in p when ``p > N`` and linear in N when
+``p <= N``. Dask arrays go through dask, with a randomised SVD when p is
+large (:data:`DASK_EXACT_MAX_FEATURES`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +16,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._passes import (
+    column_moments,
+    is_dask,
+    pooled_gram,
+    pooled_r_factor,
+    project,
+    project_gram_loadings,
+    randomized_pca,
+)
+from ._random import as_generator, draw_seed
+
 __all__ = ["Reduction", "reduce_environments"]
+
+#: A column is constant within an environment when its SD there is at most
+#: this fraction of the column's own magnitude (its largest absolute value).
+CONSTANT_TOL = 1e-12
+#: Column magnitudes outside this range lose float64 precision (subnormal
+#: numbers, or squares and sums that overflow); such data get a message
+#: about scale.
+MAGNITUDE_RANGE = (1e-290, 1e290)
+#: With dask inputs and more columns than this, the reduction uses a
+#: randomised SVD and keeps only the leading part of the spectrum.
+DASK_EXACT_MAX_FEATURES = 4096
+#: Leading eigenvalues a randomised reduction keeps (at least; 2 * n_latent
+#: if larger, at most min(N, p)).
+N_LEADING_EIGENVALUES = 50
+#: Ridge added to the eigenvalues of the column correlation matrix in the
+#: unrelated-column check, so exact duplicates get R^2 ~ 1 instead of 1/0.
+_R2_RIDGE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -22,19 +60,43 @@ class Reduction:
     env_means : ndarray (K, p)
         Mean of every environment.
     scale : ndarray (p,)
-        Pooled within-environment standard deviation of every column (1 for
-        columns that were not standardised).
+        With ``standardize=True``, the pooled within-environment standard
+        deviation of every column; with ``standardize=False`` the data's
+        largest absolute value for every column (a common unit, which does
+        not change the PCA and keeps every sum finite). ``inf`` for dropped
+        columns, which therefore map to exactly zero.
     projection : ndarray (p, d)
-    explained_variance : ndarray (min(n, p),)
-        Pooled eigenvalue spectrum of the scaled data (for choosing d).
+    explained_variance : ndarray
+        Pooled eigenvalue spectrum of ``(x - env_mean) / scale``, largest
+        first: all ``min(N, p)`` eigenvalues for NumPy input and for dask
+        input with at most :data:`DASK_EXACT_MAX_FEATURES` columns; otherwise
+        the leading ``min(N, p, max(50, 2 d))`` of a randomised SVD.
     dropped_columns : ndarray of int
-        Columns that are constant within every environment (they carry no
-        information about the latents and are ignored).
+        Columns constant within every environment (SD at most
+        :data:`CONSTANT_TOL` times the column's own largest absolute value
+        in each environment). They carry no information about the latents
+        and are ignored.
     unrelated_columns : ndarray of int
-        Columns whose pooled R^2 on all other columns is below 0.1 (only
-        checked when p > d): in the model every column is a combination of
-        the same d latents, so such a column is most likely pure noise, which
-        standardisation would give full weight.
+        Columns nearly unrelated to the others (R^2 < 0.1, only checked when
+        more than d columns vary): in the model every column is a
+        combination of the same d latents, so such a column is most likely
+        pure noise, which standardisation would give full weight. The R^2 is
+        that of the column on all other columns (pooled, in-sample) when the
+        reduction factors the data through its ``p x p`` triangular factor
+        (NumPy input with ``p <= N``, dask input with ``p <=``
+        :data:`DASK_EXACT_MAX_FEATURES`); otherwise (``p > N``, where every
+        column is an exact combination of the others in-sample) it is the
+        share of the column's variance in the leading d principal
+        components.
+    partly_constant_columns : ndarray of int
+        Columns constant within some environments but not all. In the model
+        every column measures the latents in every environment, so this
+        points to a recording fault, and the column's values in those
+        environments would pull the shared reduction away from the latents:
+        these columns are ignored too.
+    constant_environments : dict
+        For every partly constant column, the environments (positions in
+        ``X_list``) where it is constant.
     """
 
     env_means: np.ndarray
@@ -43,16 +105,24 @@ class Reduction:
     explained_variance: np.ndarray
     dropped_columns: np.ndarray
     unrelated_columns: np.ndarray
+    partly_constant_columns: np.ndarray
+    constant_environments: dict
 
 
 def reduce_environments(
-    X_list: list[np.ndarray], n_latent: int, *, standardize: bool = True, rank_tol: float = 1e-13
+    X_list: list,
+    n_latent: int,
+    *,
+    standardize: bool = True,
+    rank_tol: float = 1e-13,
+    random_state: int | np.random.Generator | None = None,
 ) -> tuple[list[np.ndarray], Reduction]:
     """Center each environment and project all onto one pooled PCA subspace.
 
     Parameters
     ----------
-    X_list : list of ndarray (n_k, p)
+    X_list : list of ndarray or dask array (n_k, p)
+        Never modified or copied.
     n_latent : int
         Dimension d of the reduction.
     standardize : bool, default=True
@@ -62,6 +132,9 @@ def reduce_environments(
     rank_tol : float
         Relative eigenvalue below which the pooled data is called rank
         deficient.
+    random_state : int, Generator or None
+        Seeds the randomised SVD (dask inputs with many columns only), from a
+        child stream spawned from it: a Generator passed here is not advanced.
 
     Returns
     -------
@@ -72,54 +145,132 @@ def reduce_environments(
     Raises
     ------
     ValueError
-        If the pooled data has fewer than ``n_latent`` non-negligible
-        directions, or an environment's reduced data is rank deficient.
+        If every column is constant, a column's magnitude is outside
+        :data:`MAGNITUDE_RANGE`, the pooled data has fewer than ``n_latent``
+        non-negligible directions, or an environment's reduced data is rank
+        deficient.
     """
-    env_means = np.stack([x.mean(axis=0) for x in X_list])
-    centred = [x - m for x, m in zip(X_list, env_means)]
-    pooled = np.vstack(centred)
-    sd = pooled.std(axis=0)
-    max_sd = sd.max() if sd.size else 0.0
-    if max_sd == 0.0:
+    moments = column_moments(X_list)
+    _check_magnitudes(moments.magnitude)
+    n_rows = moments.n_rows
+    n_total = int(n_rows.sum())
+    unit = np.where(moments.magnitude > 0, moments.magnitude, 1.0)
+    # Constant is judged in every column's own units, never against other columns.
+    relative_sd = moments.sds / unit
+    constant = relative_sd <= CONSTANT_TOL
+    dropped = np.flatnonzero(constant.all(axis=0))
+    partly = np.flatnonzero(constant.any(axis=0) & ~constant.all(axis=0))
+    if dropped.size == unit.size:
         raise ValueError("X_list: every column is constant within every environment.")
-    dropped = np.flatnonzero(sd <= 1e-12 * max_sd)
-    scale = sd.copy() if standardize else np.ones_like(sd)
-    scale[dropped] = np.inf  # a constant column maps to exactly zero
-    pooled = pooled / scale
-    # Pooled PCA through the SVD of the stacked data (memory linear in n).
-    _, s, vt = np.linalg.svd(pooled, full_matrices=False)
-    eigvals = s**2 / pooled.shape[0]
-    if eigvals.size < n_latent or eigvals[n_latent - 1] <= rank_tol * eigvals[0]:
-        rank = int(np.sum(eigvals > rank_tol * eigvals[0]))
-        raise ValueError(
-            f"X_list is rank deficient: the pooled data spans only {rank} directions, "
-            f"fewer than n_latent={n_latent}. Reduce n_latent or remove collinear columns."
+    ignored = np.union1d(dropped, partly)
+    pooled_relative_sd = np.sqrt((n_rows[:, None] * relative_sd**2).sum(axis=0) / n_total)
+    if standardize:
+        scale = pooled_relative_sd * unit
+    else:
+        scale = np.full(unit.shape, unit.max())
+    scale[ignored] = np.inf
+
+    p, d = unit.size, n_latent
+    if any(is_dask(x) for x in X_list) and p > min(n_total, DASK_EXACT_MAX_FEATURES):
+        n_comp = min(n_total, p, max(N_LEADING_EIGENVALUES, 2 * d))
+        # A spawned child stream: the caller's generator is not advanced, so the
+        # later steps draw the same numbers as for NumPy input.
+        child = as_generator(random_state).spawn(1)[0]
+        s, vt = randomized_pca(X_list, moments.means, scale, n_comp, draw_seed(child))
+        eigvals = s**2 / n_total
+        _check_rank(eigvals, d, rank_tol, partly)
+        loadings = vt[:d].T
+        factor = None
+    elif p <= n_total:
+        factor = pooled_r_factor(X_list, moments.means, scale)
+        _, s, vt = np.linalg.svd(factor)
+        eigvals = s**2 / n_total
+        _check_rank(eigvals, d, rank_tol, partly)
+        loadings = vt[:d].T
+    else:
+        eigvals, left = np.linalg.eigh(pooled_gram(X_list, moments.means, scale))
+        eigvals, left = np.maximum(eigvals[::-1], 0.0), left[:, ::-1]
+        _check_rank(eigvals, d, rank_tol, partly)
+        loadings = project_gram_loadings(
+            X_list, moments.means, scale, left[:, :d] / np.sqrt(eigvals[:d])
         )
-    loadings = vt[:n_latent].T
+        eigvals = eigvals / n_total
+        factor = None
     # Deterministic signs: largest-magnitude loading positive (as sklearn's svd_flip).
-    signs = np.sign(loadings[np.argmax(np.abs(loadings), axis=0), np.arange(n_latent)])
+    signs = np.sign(loadings[np.argmax(np.abs(loadings), axis=0), np.arange(d)])
     loadings = loadings * signs
-    projection = loadings / np.sqrt(eigvals[:n_latent])
-    X_red = [(c / scale) @ projection for c in centred]
+    projection = loadings / np.sqrt(eigvals[:d])
+
+    X_red = project(X_list, moments.means, projection / scale[:, None])
     for k, xr in enumerate(X_red):
-        sv = np.linalg.svd(xr, compute_uv=False)
-        if sv[-1] <= 1e-6 * sv[0]:
+        ev = np.linalg.eigvalsh(xr.T @ xr)
+        if ev[0] <= 1e-12 * ev[-1]:
             raise ValueError(
                 f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
                 "subspace: some latent direction does not vary in that environment."
             )
-    return X_red, Reduction(
-        env_means, scale, projection, eigvals, dropped, _unrelated_columns(pooled, n_latent)
+    keep = np.setdiff1d(np.arange(p), ignored)
+    if keep.size <= d:
+        unrelated = np.array([], dtype=int)
+    elif factor is not None and standardize:
+        # Standardised columns have unit pooled variance, so the spectrum is
+        # already that of their correlation matrix.
+        unrelated = keep[_r2_from_spectrum(eigvals, vt)[keep] < 0.1]
+    elif factor is not None:
+        unrelated = keep[_r2_on_other_columns(factor[:, keep]) < 0.1]
+    else:
+        variance = (pooled_relative_sd * unit / scale) ** 2
+        share = (loadings[keep] ** 2 * eigvals[:d]).sum(axis=1) / variance[keep]
+        unrelated = keep[share < 0.1]
+    constant_envs = {int(j): np.flatnonzero(constant[:, j]).tolist() for j in partly}
+    reduction = Reduction(
+        moments.means, scale, projection, eigvals, dropped, unrelated, partly, constant_envs
     )
+    return X_red, reduction
 
 
-def _unrelated_columns(pooled: np.ndarray, n_latent: int, min_r2: float = 0.1) -> np.ndarray:
-    """Columns with pooled R^2 < ``min_r2`` on the other columns (p > d only)."""
-    keep = np.flatnonzero(pooled.std(axis=0) > 0)
-    if keep.size <= n_latent:
-        return np.array([], dtype=int)
-    corr = np.corrcoef(pooled[:, keep], rowvar=False)
-    # R^2_j = 1 - 1 / (C^-1)_jj; the small ridge keeps exact duplicates finite (R^2 ~ 1).
-    prec = np.linalg.inv(corr + 1e-9 * np.eye(keep.size))
-    r2 = 1.0 - 1.0 / np.diag(prec)
-    return keep[r2 < min_r2]
+def _check_magnitudes(magnitude: np.ndarray) -> None:
+    low, high = MAGNITUDE_RANGE
+    bad = np.flatnonzero((magnitude > 0) & ((magnitude < low) | (magnitude > high)))
+    if bad.size:
+        raise ValueError(
+            f"X_list: columns {bad.tolist()} have values of magnitude up to "
+            f"{magnitude[bad[0]]:.1e}, outside [{low:.0e}, {high:.0e}], where float64 "
+            "arithmetic loses precision (subnormal numbers or overflowing squares). Rescale "
+            "those columns, e.g. divide each by its largest absolute value: with "
+            "standardize=True the fit does not depend on column units."
+        )
+
+
+def _check_rank(
+    eigvals: np.ndarray, n_latent: int, rank_tol: float, partly_constant: np.ndarray
+) -> None:
+    if eigvals.size < n_latent or eigvals[n_latent - 1] <= rank_tol * eigvals[0]:
+        rank = int(np.sum(eigvals > rank_tol * eigvals[0]))
+        hint = (
+            f" Columns {partly_constant.tolist()} were ignored because they are constant "
+            "within some environments." if partly_constant.size else ""
+        )
+        raise ValueError(
+            f"X_list is rank deficient: the pooled data spans only {rank} directions, "
+            f"fewer than n_latent={n_latent}. Reduce n_latent or remove collinear columns."
+            + hint
+        )
+
+
+def _r2_on_other_columns(factor: np.ndarray) -> np.ndarray:
+    """Pooled R^2 of every column on all the others, from a factor ``F`` of ``Z^T Z = F^T F``.
+
+    ``R^2_j = 1 - 1 / (C^-1)_jj`` for the correlation matrix ``C``, with the
+    diagonal of the inverse taken from the eigendecomposition of ``C``
+    (the SVD of the column-normalised factor); no ``p x p`` inverse.
+    """
+    f = factor / np.linalg.norm(factor, axis=0)
+    _, s, vt = np.linalg.svd(f, full_matrices=False)
+    return _r2_from_spectrum(s**2, vt)
+
+
+def _r2_from_spectrum(eigvals: np.ndarray, vt: np.ndarray) -> np.ndarray:
+    """``1 - 1 / (C + ridge I)^-1_jj`` for a correlation matrix ``C = vt.T diag(eigvals) vt``."""
+    precision_diag = (vt**2 / (eigvals + _R2_RIDGE)[:, None]).sum(axis=0)
+    return 1.0 - 1.0 / precision_diag

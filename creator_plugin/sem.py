@@ -10,12 +10,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._passes import row_blocks
+
 __all__ = [
     "SEMParameters",
+    "centred_scatter",
     "ols_weights",
     "pooled_innovation_sd",
     "pooled_sd",
     "regression_matrices",
+    "sem_noise",
     "sem_parameters",
 ]
 
@@ -32,8 +36,11 @@ def pooled_sd(arrays: list[np.ndarray]) -> np.ndarray:
     -------
     ndarray (c,)
     """
-    ss = sum(((a - a.mean(axis=0)) ** 2).sum(axis=0) for a in arrays)
-    return np.sqrt(ss / sum(a.shape[0] for a in arrays))
+    # In every column's own units, so that squares neither overflow nor underflow.
+    top = np.max([np.maximum(a.max(axis=0), -a.min(axis=0)) for a in arrays], axis=0)
+    top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
+    ss = sum(np.diag(centred_scatter(a, a.mean(axis=0), scale=top)) for a in arrays)
+    return top * np.sqrt(ss / sum(a.shape[0] for a in arrays))
 
 
 def regression_matrices(noises: list[np.ndarray], entangled: list[np.ndarray]) -> np.ndarray:
@@ -79,13 +86,33 @@ def pooled_innovation_sd(entangled: list[np.ndarray]) -> np.ndarray:
     return np.sqrt(ss / n)
 
 
-def ols_weights(Y: np.ndarray, adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """SEM weights and residuals of centred latents by OLS on the given parents.
+def centred_scatter(Y: np.ndarray, mean: np.ndarray, scale=None) -> np.ndarray:
+    """``(Y - mean)^T (Y - mean)`` (c, c), centring one block of rows at a time.
 
     Parameters
     ----------
-    Y : ndarray (n, d)
-        Centred latent features.
+    Y : ndarray (n, c)
+    mean : ndarray (c,)
+    scale : ndarray (c,), optional
+        Divide the centred columns by it first (the scatter of ``Y / scale``),
+        block by block, without a scaled copy of ``Y``.
+    """
+    out = np.zeros((Y.shape[1], Y.shape[1]))
+    for rows in row_blocks(Y.shape[0], Y.shape[1]):
+        c = Y[rows] - mean
+        if scale is not None:
+            c /= scale
+        out += c.T @ c
+    return out
+
+
+def ols_weights(cov: np.ndarray, adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SEM weights by OLS of every latent on its parents, from the latents' covariance.
+
+    Parameters
+    ----------
+    cov : ndarray (d, d)
+        Covariance matrix of the latent features (one environment).
     adjacency : ndarray (d, d)
         ``[j, i] != 0`` iff ``j -> i``.
 
@@ -93,44 +120,47 @@ def ols_weights(Y: np.ndarray, adjacency: np.ndarray) -> tuple[np.ndarray, np.nd
     -------
     W : ndarray (d, d)
         ``W[j, i]``: effect of j on i.
-    E : ndarray (n, d)
-        Residual of every column on its parents (the column itself for roots).
+    residual_variance : ndarray (d,)
+        Variance of every latent's residual on its parents (its own variance
+        for roots).
     """
-    d = Y.shape[1]
+    d = cov.shape[0]
     W = np.zeros((d, d))
-    E = Y.copy()
     for i in range(d):
         pa = np.flatnonzero(adjacency[:, i])
         if pa.size:
-            coef, *_ = np.linalg.lstsq(Y[:, pa], Y[:, i], rcond=None)
-            W[pa, i] = coef
-            E[:, i] = Y[:, i] - Y[:, pa] @ coef
-    return W, E
+            W[pa, i] = np.linalg.lstsq(cov[np.ix_(pa, pa)], cov[pa, i], rcond=None)[0]
+    eye = np.eye(d)
+    residual_variance = np.einsum("ji,jk,ki->i", eye - W, cov, eye - W)
+    return W, np.maximum(residual_variance, 0.0)
 
 
 @dataclass
 class SEMParameters:
     """Per-environment linear SEM over recovered latents.
 
-    ``latents[k] - intercepts[k] = (latents[k] - intercepts[k]) @ weights[k] + noise[k]``.
+    ``latents[k] - intercepts[k] = (latents[k] - intercepts[k]) @ weights[k] + noise[k]``
+    with ``noise`` from :func:`sem_noise`.
 
     Attributes
     ----------
     intercepts : list of ndarray (d,)
     weights : list of ndarray (d, d)
         ``[j, i]``: effect of latent j on latent i.
-    noise : list of ndarray (n_k, d)
     noise_scales : list of ndarray (d,)
+        SD of every environment's noise.
     """
 
     intercepts: list[np.ndarray]
     weights: list[np.ndarray]
-    noise: list[np.ndarray]
     noise_scales: list[np.ndarray]
 
 
 def sem_parameters(latents: list[np.ndarray], adjacency: np.ndarray) -> SEMParameters:
     """Fit the SEM of every environment by OLS of each latent on its parents.
+
+    Works on every environment's ``d x d`` covariance, so it allocates
+    nothing of size n.
 
     Parameters
     ----------
@@ -144,9 +174,31 @@ def sem_parameters(latents: list[np.ndarray], adjacency: np.ndarray) -> SEMParam
     SEMParameters
     """
     intercepts = [L.mean(axis=0) for L in latents]
-    weights, noise = [], []
+    weights, scales = [], []
     for L, mu in zip(latents, intercepts):
-        W, E = ols_weights(L - mu, adjacency)
+        W, var = ols_weights(centred_scatter(L, mu) / L.shape[0], adjacency)
         weights.append(W)
-        noise.append(E)
-    return SEMParameters(intercepts, weights, noise, [E.std(axis=0) for E in noise])
+        scales.append(np.sqrt(var))
+    return SEMParameters(intercepts, weights, scales)
+
+
+def sem_noise(
+    latents: list[np.ndarray], intercepts: list[np.ndarray], weights: list[np.ndarray]
+) -> list[np.ndarray]:
+    """Noise of every environment: ``(latents[k] - intercepts[k]) @ (I - weights[k])``.
+
+    Parameters
+    ----------
+    latents : list of ndarray (n_k, d)
+    intercepts : list of ndarray (d,)
+    weights : list of ndarray (d, d)
+
+    Returns
+    -------
+    list of ndarray (n_k, d)
+    """
+    out = []
+    for L, mu, W in zip(latents, intercepts, weights):
+        E = L - mu
+        out.append(E - E @ W)
+    return out

@@ -9,7 +9,13 @@ from scipy import stats
 
 from ._random import as_generator
 
-__all__ = ["Simulation", "simulate", "WEIGHT_DISTRIBUTIONS", "NOISE_DISTRIBUTIONS"]
+__all__ = [
+    "Simulation",
+    "simulate",
+    "simulate_dask",
+    "WEIGHT_DISTRIBUTIONS",
+    "NOISE_DISTRIBUTIONS",
+]
 
 # The paper's Table "Distributions and their parameters" for the edge weights.
 WEIGHT_DISTRIBUTIONS = {
@@ -246,6 +252,101 @@ def _pure_mixing(rng: np.random.Generator, d: int, m: int) -> np.ndarray:
     rows = np.arange(d * m)
     H[rows, rows // m] = rng.uniform(0.5, 1.5, d * m) * rng.choice([-1.0, 1.0], d * m)
     return H
+
+
+def simulate_dask(
+    n_latent: int = 5,
+    n_environments: int = 5,
+    n_samples: int = 100_000,
+    *,
+    n_features: int | None = None,
+    edge_prob: float = 0.5,
+    measurement_noise: float = 0.0,
+    chunk_rows: int = 50_000,
+    random_state=None,
+) -> Simulation:
+    """The workload of :func:`simulate` (setting 1) as dask arrays made block by block.
+
+    Every block of rows is a pure function of the seed, the environment and
+    the block's index, so the data never exist in memory at once and a block
+    recomputed on another worker has the same numbers: a stand-in for data
+    larger than memory. The laws are those of :func:`simulate` with
+    ``setting=1``; the random stream is not, so the data differ from
+    ``simulate``'s for the same ``random_state``.
+
+    Parameters
+    ----------
+    n_latent, n_environments : int
+    n_samples : int
+        Rows per environment.
+    n_features : int, optional
+        p (default d).
+    edge_prob : float, default=0.5
+    measurement_noise : float, default=0.0
+        SD of Gaussian noise added to every column, relative to the
+        column's population SD.
+    chunk_rows : int, default=50_000
+        Rows per block.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    Simulation
+        ``X`` and ``Y`` are lists of dask arrays; ``Z`` is empty (every
+        noise is standardised with its own block's mean and SD).
+    """
+    import dask
+    import dask.array as da
+
+    rng = as_generator(random_state)
+    d, K = int(n_latent), int(n_environments)
+    p = d if n_features is None else int(n_features)
+    if p < d:
+        raise ValueError(f"n_features={p} must be >= n_latent={d}.")
+    perm = rng.permutation(d)
+    A = np.zeros((d, d), dtype=int)
+    A[np.ix_(perm, perm)] = np.triu(rng.random((d, d)) < edge_prob, k=1)
+    H = rng.standard_normal((p, d))
+    laws_all, wlaws = list(NOISE_DISTRIBUTIONS), list(WEIGHT_DISTRIBUTIONS)
+    seed = int(rng.integers(2**31 - 1))
+    W, Om, X, Y, laws, wl = [], [], [], [], [], []
+    for k in range(K):
+        wl.append(wlaws[rng.integers(len(wlaws))])
+        Wk = A * WEIGHT_DISTRIBUTIONS[wl[-1]](rng, (d, d))
+        omega = np.diag(rng.uniform(0.5, 1.5, d))
+        lk = [laws_all[j] for j in rng.integers(len(laws_all), size=d)]
+        mix = omega @ np.linalg.inv(np.eye(d) - Wk)  # Y = Z @ mix
+        noise_sd = measurement_noise * np.sqrt(np.einsum("ij,jk,ik->i", H, mix.T @ mix, H))
+        xs, ys = [], []
+        for b, start in enumerate(range(0, n_samples, chunk_rows)):
+            rows = min(chunk_rows, n_samples - start)
+            y, x = dask.delayed(_simulate_block, nout=2, pure=True)(
+                (seed, k, b), rows, lk, mix, H, noise_sd
+            )
+            ys.append(da.from_delayed(y, (rows, d), float))
+            xs.append(da.from_delayed(x, (rows, p), float))
+        W.append(Wk)
+        Om.append(omega)
+        X.append(da.concatenate(xs))
+        Y.append(da.concatenate(ys))
+        laws.append(lk)
+    params = dict(
+        n_latent=d, n_environments=K, n_samples=[n_samples] * K, n_features=p, setting=1,
+        edge_prob=edge_prob, measurement_noise=measurement_noise, chunk_rows=chunk_rows,
+    )
+    return Simulation(X, A, W, Om, H, Y, [], [int(v) for v in perm], laws, wl, params)
+
+
+def _simulate_block(
+    key: tuple, rows: int, laws: list[str], mix: np.ndarray, H: np.ndarray, noise_sd: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(key)
+    Z = np.column_stack([_standardise(_draw(law, rng, rows)) for law in laws])
+    Yb = Z @ mix
+    Xb = Yb @ H.T
+    if np.any(noise_sd > 0):
+        Xb += rng.standard_normal(Xb.shape) * noise_sd
+    return Yb, Xb
 
 
 def _draw(law: str, rng: np.random.Generator, n: int) -> np.ndarray:
