@@ -135,7 +135,7 @@ def fit_arrays(
     order = topological_ordering(
         X_red, scorer=scorer, random_state=random_state, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
-        n_refine=n_refine, polish=polish,
+        n_refine=n_refine, polish=polish, canonical=pruning != "rank_raw",
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
     )
     # Unit pooled variance for the entangled features: fixes their arbitrary scale.

@@ -15,6 +15,8 @@ from .independence import SCORERS
 
 __all__ = [
     "OrderingResult",
+    "canonical_directions",
+    "consistency_descent",
     "ica_directions",
     "joint_direction",
     "polish_directions",
@@ -48,8 +50,11 @@ class OrderingResult:
     steps : list of dict
         Per step: candidate scores, the environment each candidate came from,
         the chosen index, the best raw score and the gap to the runner-up;
-        with refinement also ``refined_from`` (candidates re-estimated),
-        ``refined_scores`` and ``joint_corr2`` (see :func:`joint_direction`).
+        with refinement also ``refined_from`` (starts re-estimated: indices
+        of candidates, plus ``K * m`` for the minimum of the consistency
+        score reached from a candidate), ``refined_scores``, ``joint_corr2``
+        (see :func:`joint_direction`) and ``descended_scores`` (see
+        :func:`consistency_descent`).
     n_ica_not_converged : int
         How many ICA fits hit ``max_iter``.
     polish : dict or None
@@ -136,6 +141,92 @@ def _distinct_best(
         if len(picked) == n:
             break
     return picked
+
+
+def consistency_descent(
+    R_list: list[np.ndarray], ica_dirs: list[np.ndarray], starts: np.ndarray, *,
+    max_iter: int = 50, tol: float = 1e-10,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimise the ICA-consistency score over directions, from every start.
+
+    The score of a direction ``a`` is ``sum_k (1 - max_c corr^2_k(a, a_kc))``
+    (:func:`creator_plugin.independence.ica_consistency_scores`): zero
+    exactly when ``a`` extracts one of environment k's ICA sources in every
+    k. Each ICA direction ``a_kc`` is precise only in its own environment's
+    metric; with chains of large weights the covariances of the
+    environments differ by orders of magnitude, so a direction found in one
+    environment can extract a different source in another, and no single
+    candidate scores well everywhere. The minimum over *all* directions
+    combines every environment's precise information.
+
+    The minimisation alternates two steps, for all starts at once: assign
+    every environment the ICA direction closest to the current ``a``; then,
+    with the assignment and the weights ``1 / (a' S_k a)`` held, take one
+    inverse-iteration step towards the smallest generalised eigenvector of
+    ``(sum_k w_k (S_k - u_k u_k')) a = lambda (sum_k w_k S_k) a`` (``S_k``
+    environment k's covariance, ``u_k = S_k a_k / sqrt(a_k' S_k a_k)``), whose
+    Rayleigh quotient is the score of ``a`` for that assignment. Only
+    ``d x d`` matrices are involved. The score has a local minimum near each
+    source direction of each environment, so the caller starts from every
+    candidate and keeps the best minima.
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+        The step's residuals.
+    ica_dirs : list of ndarray (d, m)
+        The ICA unmixing directions of every environment.
+    starts : ndarray (d, s)
+        Starting directions.
+    max_iter : int, default=50
+        Iterations (each costs ``O(s K d (m + d))`` plus ``s`` solves of
+        ``d x d`` systems).
+    tol : float, default=1e-10
+        Stop when no unit-norm direction moves more than this (max-norm).
+
+    Returns
+    -------
+    directions : ndarray (d, s)
+        Unit-norm minimisers, one per start, largest entry positive.
+    scores : ndarray (s,)
+        Their ICA-consistency scores.
+    """
+    S = np.stack([R.T @ R / R.shape[0] for R in R_list])  # (K, d, d)
+    A = np.stack(ica_dirs)  # (K, d, m)
+    K, d, _ = A.shape
+    var = np.einsum("kic,kij,kjc->kc", A, S, A)
+    U = np.einsum("kij,kjc->kic", S, A) / np.sqrt(np.maximum(var, 1e-300))[:, None, :]
+    Ut = U.transpose(0, 2, 1)  # (K, m, d)
+    S_flat = S.transpose(1, 0, 2).reshape(d, K * d)  # a @ S_flat = [S_k a]_k (S symmetric)
+    env = np.arange(K)
+    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
+
+    def corr2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        Sa = (a @ S_flat).reshape(-1, K, d)
+        q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
+        return Sa, q, np.einsum("si,kic->skc", a, U) ** 2 / q[:, :, None]
+
+    eye = np.eye(d)
+    for _ in range(max_iter):
+        Sa, q, c2 = corr2(a)
+        Uc = Ut[env[None, :], np.argmax(c2, axis=2)]  # (s, K, d): assigned u_k
+        w = 1.0 / q
+        T = np.tensordot(w, S, axes=(1, 0))
+        Q = T - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
+        # A tiny ridge keeps Q invertible when the score is (numerically) zero.
+        Q += 1e-12 * np.trace(T, axis1=1, axis2=2)[:, None, None] * eye
+        new = np.linalg.solve(Q, np.einsum("sk,ski->si", w, Sa)[:, :, None])[:, :, 0]
+        new /= np.linalg.norm(new, axis=1, keepdims=True)
+        new *= np.where(np.sum(new * a, axis=1, keepdims=True) < 0, -1.0, 1.0)
+        moved = np.abs(new - a).max()
+        a = new
+        if moved < tol:
+            break
+    scores = K - np.minimum(corr2(a)[2].max(axis=2), 1.0).sum(axis=1)
+    # Starts that reach the same minimum must give the same direction, sign
+    # included, whichever of them the caller picks: largest entry positive.
+    a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]
+    return a.T.copy(), scores
 
 
 def joint_direction(
@@ -339,6 +430,57 @@ def polish_directions(
     return out, info
 
 
+def canonical_directions(
+    X_red: list[np.ndarray], alphas: np.ndarray, noises: list[np.ndarray]
+) -> np.ndarray:
+    """Fix each direction's free part along the earlier directions.
+
+    The noise of position i is the residual of ``X_k @ alphas[:, i]`` on the
+    earlier noises, so adding any combination of earlier columns to column
+    i changes the entangled feature but not the noise: the ordering step
+    leaves that part arbitrary (and the polish moves it freely). The
+    pruning statistic is not invariant to it. A feature that carries large
+    multiples of earlier features passes their coefficients' estimation
+    error, multiplied, into the coefficients of the earlier positions, and
+    chains of large weights make such multiples large.
+
+    The canonical choice, made position by position: regress feature i on
+    the (already canonical) earlier features in every environment and
+    subtract the precision-weighted mean of those coefficient vectors over
+    environments (weights ``1 / var_k(noise_i)``). A true non-edge has an
+    environment-invariant coefficient in any parametrisation, so it becomes
+    zero; an edge's coefficients vary across environments and keep their
+    variation. The result does not depend on the start's arbitrary part.
+
+    Parameters
+    ----------
+    X_red : list of ndarray (n_k, d)
+        Centred reduced data.
+    alphas : ndarray (d, d)
+        Directions in the order found.
+    noises : list of ndarray (n_k, d)
+        The noises of those directions (unchanged by this function).
+
+    Returns
+    -------
+    ndarray (d, d)
+        Column i differs from ``alphas[:, i]`` by a combination of the
+        earlier columns only, so the noises are exactly those of ``alphas``.
+    """
+    out = np.array(alphas, dtype=float)
+    d = out.shape[1]
+    for i in range(1, d):
+        mean, total = np.zeros(i), 0.0
+        for x, z in zip(X_red, noises):
+            Y = x @ out[:, : i + 1]
+            coef = np.linalg.lstsq(Y[:, :i], Y[:, i], rcond=None)[0]
+            w = 1.0 / max(float(z[:, i] @ z[:, i]) / z.shape[0], 1e-300)
+            mean += w * coef
+            total += w
+        out[:, i] -= out[:, :i] @ (mean / total)
+    return out
+
+
 def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndarray]:
     """Noises of every environment: ``X_k @ alphas`` residualised in order."""
     noises = []
@@ -361,6 +503,8 @@ def topological_ordering(
     scorer_options: dict | None = None,
     n_refine: int = 3,
     polish: bool = True,
+    descend: bool = True,
+    canonical: bool = True,
     measurement_basis: np.ndarray | None = None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
@@ -387,6 +531,15 @@ def topological_ordering(
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
         order and the per-step diagnostics are not changed.
+    descend : bool, default=True
+        With ``scorer="ica_consistency"`` and ``n_refine > 0``: before the
+        refinement, minimise the consistency score from every candidate
+        (:func:`consistency_descent`) and choose the refinement's starts
+        among the raw and the descended directions.
+    canonical : bool, default=True
+        Return the directions in canonical form
+        (:func:`canonical_directions`); the noises are unchanged, the
+        entangled features and so the pruning's coefficients change.
     measurement_basis : ndarray (d, p), optional
         Map from the reduced coordinates back to the measurements, for the
         ``"hsic"`` scorer (the paper scores residuals measurement by
@@ -427,18 +580,27 @@ def topological_ordering(
         alpha = candidates[:, best]
         refined = None
         if n_refine > 0 and m > 1:
-            starts = _distinct_best(R_list, candidates, scores, n_refine)
+            # Pool of starts: the raw candidates, then (index + K m) the
+            # minima of the consistency score reached from each of them.
+            pool, pool_scores = candidates, scores
+            if descend and scorer == "ica_consistency":
+                descended, descended_scores = consistency_descent(R_list, ica_dirs, candidates)
+                pool = np.hstack([candidates, descended])
+                pool_scores = np.concatenate([scores, descended_scores])
+            starts = _distinct_best(R_list, pool, pool_scores, n_refine)
             found = alphas[:, :i]
-            joint = [joint_direction(R_list, candidates[:, c], found) for c in starts]
+            joint = [joint_direction(R_list, pool[:, c], found) for c in starts]
             directions = np.column_stack([w for w, _ in joint])
             refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
-            best, alpha = starts[win], directions[:, win]
+            best, alpha = starts[win] % candidates.shape[1], directions[:, win]
             refined = {
                 "refined_from": starts,
                 "refined_scores": refined_scores.tolist(),
                 "joint_corr2": [c2 for _, c2 in joint],
             }
+            if pool is not candidates:
+                refined["descended_scores"] = descended_scores.tolist()
         alphas[:, i] = alpha
         for k in range(K):
             noises[k][:, i] = R_list[k] @ alpha
@@ -460,5 +622,7 @@ def topological_ordering(
         if polish_info["kept"]:
             alphas = polished
             noises = _ordered_noises(X_red, alphas)
+    if canonical:
+        alphas = canonical_directions(X_red, alphas, noises)
     entangled = [x @ alphas for x in X_red]
     return OrderingResult(alphas, noises, entangled, steps, not_converged, polish_info)
