@@ -145,7 +145,7 @@ def _distinct_best(
 
 def consistency_descent(
     R_list: list[np.ndarray], ica_dirs: list[np.ndarray], starts: np.ndarray, *,
-    max_iter: int = 50, tol: float = 1e-10,
+    max_iter: int = 100, tol: float = 1e-8,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Minimise the ICA-consistency score over directions, from every start.
 
@@ -159,16 +159,16 @@ def consistency_descent(
     candidate scores well everywhere. The minimum over *all* directions
     combines every environment's precise information.
 
-    The minimisation alternates two steps, for all starts at once: assign
-    every environment the ICA direction closest to the current ``a``; then,
-    with the assignment and the weights ``1 / (a' S_k a)`` held, take one
-    inverse-iteration step towards the smallest generalised eigenvector of
-    ``(sum_k w_k (S_k - u_k u_k')) a = lambda (sum_k w_k S_k) a`` (``S_k``
-    environment k's covariance, ``u_k = S_k a_k / sqrt(a_k' S_k a_k)``), whose
-    Rayleigh quotient is the score of ``a`` for that assignment. Only
-    ``d x d`` matrices are involved. The score has a local minimum near each
-    source direction of each environment, so the caller starts from every
-    candidate and keeps the best minima.
+    With every environment's closest ICA direction ``a_k`` held, the score
+    is ``sum_k a' P_k a / a' S_k a`` (``S_k`` environment k's covariance,
+    ``P_k = S_k - u_k u_k'``, ``u_k = S_k a_k / sqrt(a_k' S_k a_k)``). Each
+    iteration, for all starts at once, reassigns the closest directions and
+    takes a step along ``-(sum_k P_k / a' S_k a)^{-1}`` times the gradient
+    (a descent direction: the matrix is positive semi-definite), with
+    backtracking until the score decreases, so no start ends worse than it
+    began. Only ``d x d`` matrices are involved. The score has a local
+    minimum near each source direction of each environment, so the caller
+    starts from every candidate and keeps the best minima.
 
     Parameters
     ----------
@@ -178,55 +178,74 @@ def consistency_descent(
         The ICA unmixing directions of every environment.
     starts : ndarray (d, s)
         Starting directions.
-    max_iter : int, default=50
-        Iterations (each costs ``O(s K d (m + d))`` plus ``s`` solves of
-        ``d x d`` systems).
-    tol : float, default=1e-10
-        Stop when no unit-norm direction moves more than this (max-norm).
+    max_iter : int, default=100
+        Iterations; each costs ``O(s K d (m + d))`` and ``s`` solves of
+        ``d x d`` systems.
+    tol : float, default=1e-8
+        A start stops when its unit-norm direction moves less than this
+        (max-norm) or no step decreases its score.
 
     Returns
     -------
     directions : ndarray (d, s)
         Unit-norm minimisers, one per start, largest entry positive.
     scores : ndarray (s,)
-        Their ICA-consistency scores.
+        Their ICA-consistency scores (never above the starts' scores).
     """
     S = np.stack([R.T @ R / R.shape[0] for R in R_list])  # (K, d, d)
     A = np.stack(ica_dirs)  # (K, d, m)
     K, d, _ = A.shape
     var = np.einsum("kic,kij,kjc->kc", A, S, A)
-    U = np.einsum("kij,kjc->kic", S, A) / np.sqrt(np.maximum(var, 1e-300))[:, None, :]
-    Ut = U.transpose(0, 2, 1)  # (K, m, d)
+    Ut = (np.einsum("kij,kjc->kci", S, A)
+          / np.sqrt(np.maximum(var, 1e-300))[:, :, None])  # (K, m, d): u_kc
     S_flat = S.transpose(1, 0, 2).reshape(d, K * d)  # a @ S_flat = [S_k a]_k (S symmetric)
     env = np.arange(K)
-    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
+    ridge = 1e-9 * np.trace(S, axis1=1, axis2=2).sum() * np.eye(d)
 
-    def corr2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def evaluate(a: np.ndarray):
+        """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
         Sa = (a @ S_flat).reshape(-1, K, d)
         q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
-        return Sa, q, np.einsum("si,kic->skc", a, U) ** 2 / q[:, :, None]
+        c2 = np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+        closest = np.argmax(c2, axis=2)
+        f = 1.0 - np.minimum(np.take_along_axis(c2, closest[:, :, None], 2)[:, :, 0], 1.0)
+        return Sa, q, closest, f
 
-    eye = np.eye(d)
+    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
+    Sa, q, closest, f = evaluate(a)
+    score = f.sum(axis=1)
+    active = np.arange(a.shape[0])
     for _ in range(max_iter):
-        Sa, q, c2 = corr2(a)
-        Uc = Ut[env[None, :], np.argmax(c2, axis=2)]  # (s, K, d): assigned u_k
-        w = 1.0 / q
-        T = np.tensordot(w, S, axes=(1, 0))
-        Q = T - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
-        # A tiny ridge keeps Q invertible when the score is (numerically) zero.
-        Q += 1e-12 * np.trace(T, axis1=1, axis2=2)[:, None, None] * eye
-        new = np.linalg.solve(Q, np.einsum("sk,ski->si", w, Sa)[:, :, None])[:, :, 0]
-        new /= np.linalg.norm(new, axis=1, keepdims=True)
-        new *= np.where(np.sum(new * a, axis=1, keepdims=True) < 0, -1.0, 1.0)
-        moved = np.abs(new - a).max()
-        a = new
-        if moved < tol:
+        if not active.size:
             break
-    scores = K - np.minimum(corr2(a)[2].max(axis=2), 1.0).sum(axis=1)
+        x, w = a[active], 1.0 / q[active]
+        Uc = Ut[env[None, :], closest[active]]  # (s, K, d)
+        Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
+        # Half the gradient; it is orthogonal to x (the score is scale-free).
+        g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
+        step = -np.linalg.solve(Q + ridge, g[:, :, None])[:, :, 0]
+        slope = np.sum(g * step, axis=1)  # < 0
+        t = np.ones(active.size)
+        accepted = np.zeros(active.size, dtype=bool)
+        new, new_score = x.copy(), score[active].copy()
+        for _ in range(12):
+            trial = x + t[:, None] * step
+            trial /= np.linalg.norm(trial, axis=1, keepdims=True)
+            trial_score = evaluate(trial)[3].sum(axis=1)
+            ok = ~accepted & (trial_score <= score[active] + 2e-4 * t * slope)
+            new[ok], new_score[ok] = trial[ok], trial_score[ok]
+            accepted |= ok
+            if accepted.all():
+                break
+            t = np.where(accepted, t, t / 4)
+        moved = np.abs(new - x).max(axis=1)
+        a[active], score[active] = new, new_score
+        Sa, q, closest, f = evaluate(a)
+        active = active[accepted & (moved >= tol)]
     # Starts that reach the same minimum must give the same direction, sign
     # included, whichever of them the caller picks: largest entry positive.
     a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]
-    return a.T.copy(), scores
+    return a.T.copy(), score
 
 
 def joint_direction(
