@@ -16,7 +16,7 @@ from .disentangle import disentangling_matrix
 from .exceptions import IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
-from .pruning import paper_coefficients, prune, standardised_coefficients
+from .pruning import default_threshold, paper_coefficients, prune, standardised_coefficients
 from .sem import SEMParameters, pooled_sd, regression_matrices, sem_parameters
 
 __all__ = ["FitResult", "FitWarning", "fit_arrays"]
@@ -88,7 +88,7 @@ def fit_arrays(
     *,
     scorer: str = "ica_consistency",
     pruning: str = "residual",
-    prune_threshold: float = 0.2,
+    prune_threshold: float | str = "auto",
     standardize: bool = True,
     n_refine: int = 3,
     polish: bool = True,
@@ -149,6 +149,8 @@ def fit_arrays(
         tested = paper_coefficients(order.noises, order.entangled, reference)
     else:
         tested = standardised_coefficients(B, order.noises, entangled)
+    if prune_threshold == "auto":
+        prune_threshold = default_threshold(pruning, K)
     adjacency, decisions = prune(tested, rule=pruning, threshold=prune_threshold)
 
     # Step 3: disentanglement, then the sign and scale convention: unit pooled

@@ -69,13 +69,16 @@ class CREATOR(TransformerMixin, BaseEstimator):
         scale-free, standardised coefficients; ``"rank_raw"`` is the paper's
         rank test on the raw coefficients, which depends on how each
         direction happens to be scaled.
-    prune_threshold : float, default=0.2
+    prune_threshold : float or "auto", default="auto"
         Level of the pruning rule. For ``"residual"``: an edge must move the
         child's noise by more than this many of its SDs per SD of the
         parent's innovation (RMS over environments). For ``"rank"`` and
         ``"rank_raw"``: the paper's tau, the singular value below which a
-        direction does not count towards a rank. BENCHMARKS.md shows the
-        sensitivity of each rule to its level.
+        direction does not count towards a rank. ``"auto"`` is
+        :func:`creator_plugin.pruning.default_threshold`: ``0.2 * sqrt(K /
+        5)`` for ``"residual"`` (0.2 at K = 5 environments, growing with K),
+        0.2 for the rank rules. BENCHMARKS.md shows the sensitivity of each
+        rule to its level.
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.
@@ -168,7 +171,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
         "n_refine": [Interval(Integral, 0, None, closed="left")],
         "polish": ["boolean"],
         "pruning": [StrOptions(set(PRUNING_RULES))],
-        "prune_threshold": [Interval(Real, 0, None, closed="left")],
+        "prune_threshold": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "standardize": ["boolean"],
         "ica_options": [dict, None],
         "scorer_options": [dict, None],
@@ -187,7 +190,7 @@ class CREATOR(TransformerMixin, BaseEstimator):
         n_refine: int = 3,
         polish: bool = True,
         pruning: str = "residual",
-        prune_threshold: float = 0.2,
+        prune_threshold: float | str = "auto",
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,
