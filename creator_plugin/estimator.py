@@ -54,15 +54,21 @@ class CREATOR(TransformerMixin, BaseEstimator):
         After scoring the ICA candidates of a step, re-estimate the
         ``n_refine`` best ones that extract different sources from all
         environments jointly (:func:`creator_plugin.ordering.joint_direction`),
-        re-score them and keep the best. ``0`` keeps the best raw candidate,
-        as the paper does.
+        re-score them and keep the best. With ``scorer="ica_consistency"``
+        the candidates include the minima of the consistency score reached
+        from every ICA candidate
+        (:func:`creator_plugin.ordering.consistency_descent`), which combine
+        the environments' ICA estimates. ``0`` keeps the best raw
+        candidate, as the paper does.
     polish : bool, default=True
         Once the order is found, re-estimate all the ordering step's
         directions jointly, keeping the order
         (:func:`creator_plugin.ordering.polish_directions`): with the order
         fixed the model is one structured ICA shared by all environments,
         and fitting every direction at once stops the errors of early
-        directions from leaking into later ones. The paper has no such step.
+        directions from leaking into later ones. Its contrast adds a
+        skewness term to the log-cosh negentropy. The paper has no such
+        step.
     pruning : {"residual", "rank", "rank_raw"}, default="residual"
         Edge decision rule (:func:`creator_plugin.pruning.prune`).
         ``"residual"`` and ``"rank"`` (the paper's rank test) work on
