@@ -18,7 +18,13 @@ from .disentangle import disentangling_matrix
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
-from .pruning import paper_coefficients, paper_scales, prune, standardised_coefficients
+from .pruning import (
+    default_threshold,
+    paper_coefficients,
+    paper_scales,
+    prune,
+    standardised_coefficients,
+)
 from .quality import ISSUE_KINDS, assess_fit
 from .sem import SEMParameters, centred_scatter, pooled_sd, regression_matrices, sem_parameters
 
@@ -109,7 +115,7 @@ def fit_arrays(
     *,
     scorer: str = "ica_consistency",
     pruning: str = "residual",
-    prune_threshold: float = 0.2,
+    prune_threshold: float | str = "auto",
     standardize: bool = True,
     n_refine: int = 3,
     polish: bool = True,
@@ -164,7 +170,7 @@ def fit_arrays(
     order = topological_ordering(
         X_red, scorer=scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
-        n_refine=n_refine, polish=polish,
+        n_refine=n_refine, polish=polish, canonical=pruning != "rank_raw",
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
     )
     del X_red  # the ordering's noises and features are all the later steps need
@@ -183,6 +189,8 @@ def fit_arrays(
     B = regression_matrices(order.noises, entangled)
     if pruning != "rank_raw":
         tested = standardised_coefficients(B, order.noises, entangled)
+    if prune_threshold == "auto":
+        prune_threshold = default_threshold(pruning, K)
     adjacency, decisions = prune(tested, rule=pruning, threshold=prune_threshold)
 
     # Step 3: disentanglement, then the sign and scale convention: unit pooled

@@ -95,28 +95,37 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         After scoring the ICA candidates of a step, re-estimate the
         ``n_refine`` best ones that extract different sources from all
         environments jointly (:func:`creator_plugin.ordering.joint_direction`),
-        re-score them and keep the best. ``0`` keeps the best raw candidate,
-        as the paper does.
+        re-score them and keep the best. With ``scorer="ica_consistency"``
+        the candidates include the minima of the consistency score reached
+        from every ICA candidate
+        (:func:`creator_plugin.ordering.consistency_descent`), which combine
+        the environments' ICA estimates. ``0`` keeps the best raw
+        candidate, as the paper does.
     polish : bool, default=True
         Once the order is found, re-estimate all the ordering step's
         directions jointly, keeping the order
         (:func:`creator_plugin.ordering.polish_directions`): with the order
         fixed the model is one structured ICA shared by all environments,
         and fitting every direction at once stops the errors of early
-        directions from leaking into later ones. The paper has no such step.
+        directions from leaking into later ones. Its contrast adds a
+        skewness term to the log-cosh negentropy. The paper has no such
+        step.
     pruning : {"residual", "rank", "rank_raw"}, default="residual"
         Edge decision rule (:func:`creator_plugin.pruning.prune`).
         ``"residual"`` and ``"rank"`` (the paper's rank test) work on
         scale-free, standardised coefficients; ``"rank_raw"`` is the paper's
         rank test on the raw coefficients, which depends on how each
         direction happens to be scaled.
-    prune_threshold : float, default=0.2
+    prune_threshold : float or "auto", default="auto"
         Level of the pruning rule. For ``"residual"``: an edge must move the
         child's noise by more than this many of its SDs per SD of the
         parent's innovation (RMS over environments). For ``"rank"`` and
         ``"rank_raw"``: the paper's tau, the singular value below which a
-        direction does not count towards a rank. BENCHMARKS.md shows the
-        sensitivity of each rule to its level.
+        direction does not count towards a rank. ``"auto"`` is
+        :func:`creator_plugin.pruning.default_threshold`: ``0.2 * sqrt(K /
+        5)`` for ``"residual"`` (0.2 at K = 5 environments, growing with K),
+        0.2 for the rank rules. BENCHMARKS.md shows the sensitivity of each
+        rule to its level.
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.
@@ -251,7 +260,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "n_refine": [Interval(Integral, 0, None, closed="left")],
         "polish": ["boolean"],
         "pruning": [StrOptions(set(PRUNING_RULES))],
-        "prune_threshold": [Interval(Real, 0, None, closed="left")],
+        "prune_threshold": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "standardize": ["boolean"],
         "ica_options": [dict, None],
         "scorer_options": [dict, None],
@@ -271,7 +280,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         n_refine: int = 3,
         polish: bool = True,
         pruning: str = "residual",
-        prune_threshold: float = 0.2,
+        prune_threshold: float | str = "auto",
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,

@@ -15,6 +15,8 @@ from .independence import SCORERS
 
 __all__ = [
     "OrderingResult",
+    "canonical_directions",
+    "consistency_descent",
     "ica_directions",
     "joint_direction",
     "polish_directions",
@@ -26,6 +28,10 @@ __all__ = [
 _GAUSS_LOGCOSH = integrate.quad(
     lambda t: (np.logaddexp(t, -t) - np.log(2.0)) * stats.norm.pdf(t), -np.inf, np.inf
 )[0]
+
+
+#: Weight of the skewness term in the polish's contrast (see :func:`polish_directions`).
+_SKEW_WEIGHT = 0.3
 
 
 def _logcosh_excess(t: np.ndarray) -> np.ndarray:
@@ -55,8 +61,11 @@ class OrderingResult:
     steps : list of dict
         Per step: candidate scores, the environment each candidate came from,
         the chosen index, the best raw score and the gap to the runner-up;
-        with refinement also ``refined_from`` (candidates re-estimated),
-        ``refined_scores`` and ``joint_corr2`` (see :func:`joint_direction`).
+        with refinement also ``refined_from`` (starts re-estimated: indices
+        of candidates, plus ``K * m`` for the minimum of the consistency
+        score reached from a candidate), ``refined_scores``, ``joint_corr2``
+        (see :func:`joint_direction`) and ``descended_scores`` (see
+        :func:`consistency_descent`).
     n_ica_not_converged : int
         How many ICA fits hit ``max_iter``.
     polish : dict or None
@@ -143,6 +152,111 @@ def _distinct_best(
         if len(picked) == n:
             break
     return picked
+
+
+def consistency_descent(
+    R_list: list[np.ndarray], ica_dirs: list[np.ndarray], starts: np.ndarray, *,
+    max_iter: int = 100, tol: float = 1e-8,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimise the ICA-consistency score over directions, from every start.
+
+    The score of a direction ``a`` is ``sum_k (1 - max_c corr^2_k(a, a_kc))``
+    (:func:`creator_plugin.independence.ica_consistency_scores`): zero
+    exactly when ``a`` extracts one of environment k's ICA sources in every
+    k. Each ICA direction ``a_kc`` is precise only in its own environment's
+    metric; with chains of large weights the covariances of the
+    environments differ by orders of magnitude, so a direction found in one
+    environment can extract a different source in another, and no single
+    candidate scores well everywhere. The minimum over *all* directions
+    combines every environment's precise information.
+
+    With every environment's closest ICA direction ``a_k`` held, the score
+    is ``sum_k a' P_k a / a' S_k a`` (``S_k`` environment k's covariance,
+    ``P_k = S_k - u_k u_k'``, ``u_k = S_k a_k / sqrt(a_k' S_k a_k)``). Each
+    iteration, for all starts at once, reassigns the closest directions and
+    takes a step along ``-(sum_k P_k / a' S_k a)^{-1}`` times the gradient
+    (a descent direction: the matrix is positive semi-definite), with
+    backtracking until the score decreases, so no start ends worse than it
+    began. Only ``d x d`` matrices are involved. The score has a local
+    minimum near each source direction of each environment, so the caller
+    starts from every candidate and keeps the best minima.
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+        The step's residuals.
+    ica_dirs : list of ndarray (d, m)
+        The ICA unmixing directions of every environment.
+    starts : ndarray (d, s)
+        Starting directions.
+    max_iter : int, default=100
+        Iterations; each costs ``O(s K d (m + d))`` and ``s`` solves of
+        ``d x d`` systems.
+    tol : float, default=1e-8
+        A start stops when its unit-norm direction moves less than this
+        (max-norm) or no step decreases its score.
+
+    Returns
+    -------
+    directions : ndarray (d, s)
+        Unit-norm minimisers, one per start, largest entry positive.
+    scores : ndarray (s,)
+        Their ICA-consistency scores (never above the starts' scores).
+    """
+    S = np.stack([R.T @ R / R.shape[0] for R in R_list])  # (K, d, d)
+    A = np.stack(ica_dirs)  # (K, d, m)
+    K, d, _ = A.shape
+    var = np.einsum("kic,kij,kjc->kc", A, S, A)
+    Ut = (np.einsum("kij,kjc->kci", S, A)
+          / np.sqrt(np.maximum(var, 1e-300))[:, :, None])  # (K, m, d): u_kc
+    S_flat = S.transpose(1, 0, 2).reshape(d, K * d)  # a @ S_flat = [S_k a]_k (S symmetric)
+    env = np.arange(K)
+    ridge = 1e-9 * np.trace(S, axis1=1, axis2=2).sum() * np.eye(d)
+
+    def evaluate(a: np.ndarray):
+        """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
+        Sa = (a @ S_flat).reshape(-1, K, d)
+        q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
+        c2 = np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+        closest = np.argmax(c2, axis=2)
+        f = 1.0 - np.minimum(np.take_along_axis(c2, closest[:, :, None], 2)[:, :, 0], 1.0)
+        return Sa, q, closest, f
+
+    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
+    Sa, q, closest, f = evaluate(a)
+    score = f.sum(axis=1)
+    active = np.arange(a.shape[0])
+    for _ in range(max_iter):
+        if not active.size:
+            break
+        x, w = a[active], 1.0 / q[active]
+        Uc = Ut[env[None, :], closest[active]]  # (s, K, d)
+        Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
+        # Half the gradient; it is orthogonal to x (the score is scale-free).
+        g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
+        step = -np.linalg.solve(Q + ridge, g[:, :, None])[:, :, 0]
+        slope = np.sum(g * step, axis=1)  # < 0
+        t = np.ones(active.size)
+        accepted = np.zeros(active.size, dtype=bool)
+        new, new_score = x.copy(), score[active].copy()
+        for _ in range(12):
+            trial = x + t[:, None] * step
+            trial /= np.linalg.norm(trial, axis=1, keepdims=True)
+            trial_score = evaluate(trial)[3].sum(axis=1)
+            ok = ~accepted & (trial_score <= score[active] + 2e-4 * t * slope)
+            new[ok], new_score[ok] = trial[ok], trial_score[ok]
+            accepted |= ok
+            if accepted.all():
+                break
+            t = np.where(accepted, t, t / 4)
+        moved = np.abs(new - x).max(axis=1)
+        a[active], score[active] = new, new_score
+        Sa, q, closest, f = evaluate(a)
+        active = active[accepted & (moved >= tol)]
+    # Starts that reach the same minimum must give the same direction, sign
+    # included, whichever of them the caller picks: largest entry positive.
+    a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]
+    return a.T.copy(), score
 
 
 def joint_direction(
@@ -241,14 +355,17 @@ class _SingularDirections(Exception):
 def _ordered_contrast(
     g: np.ndarray, X_red: list[np.ndarray], d: int
 ) -> tuple[float, np.ndarray]:
-    """Summed squared log-cosh negentropy of all ordered noises, and its gradient.
+    """The polish's contrast of all ordered noises, and its gradient.
 
     ``G = g.reshape(d, d)`` holds one direction per row. In environment k the
     entangled features are ``Y = X_k G^T`` and the noises are their
     Gram-Schmidt residuals in the order of the rows, standardised:
-    ``Z = Y L^{-T}`` with ``L`` the Cholesky factor of ``Y^T Y / n``. The
-    gradient back-propagates through the Cholesky factorisation (Murray,
-    2016, "Differentiation of the Cholesky decomposition").
+    ``Z = Y L^{-T}`` with ``L`` the Cholesky factor of ``Y^T Y / n``. Every
+    noise contributes its squared log-cosh excess plus ``_SKEW_WEIGHT``
+    times the square of ``mean(z exp(-z^2 / 2))`` (zero for a Gaussian and
+    for any symmetric law). The gradient back-propagates through the
+    Cholesky factorisation (Murray, 2016, "Differentiation of the Cholesky
+    decomposition").
     """
     G = g.reshape(d, d)
     eye = np.eye(d)
@@ -263,8 +380,12 @@ def _ordered_contrast(
         Linv = linalg.solve_triangular(L, eye, lower=True)
         Z = Y @ Linv.T
         excess = _logcosh_excess(Z)
-        value += float(excess @ excess)
-        D = np.tanh(Z) * (2.0 * excess / n)  # dJ/dZ
+        bump = np.exp(-0.5 * Z**2)
+        skew = np.mean(Z * bump, axis=0)
+        value += float(excess @ excess) + _SKEW_WEIGHT * float(skew @ skew)
+        # dJ/dZ
+        D = (np.tanh(Z) * (2.0 * excess / n)
+             + (1.0 - Z**2) * bump * (2.0 * _SKEW_WEIGHT * skew / n))
         # Z = Y N with N = L^{-T}: the direct term, then through L.
         Ybar = D @ Linv
         Lbar = np.tril(-(Linv.T @ (D.T @ Y) @ Linv.T))
@@ -288,10 +409,13 @@ def polish_directions(
     everywhere and only the triangular factor changing with k. The ordering
     step estimates the columns one at a time, so errors of early directions
     leak into the residuals every later one is estimated from. This
-    maximises the sum over environments and positions of the squared
-    log-cosh negentropy of those residuals (standardised) over all columns
-    jointly, by BFGS from ``alphas``; the true directions are a stationary
-    point of every term.
+    maximises, over all columns jointly and by BFGS from ``alphas``, the
+    sum over environments and positions of a negentropy approximation of
+    those residuals (standardised): the squared log-cosh excess, which is
+    blind to asymmetry, plus ``0.3 * mean(z exp(-z^2 / 2))^2``, a robust
+    skewness term (Hyvarinen's odd contrast function), so skewed noises
+    (exponential, chi-squared, log-normal...) pin their directions more
+    precisely. The true directions are a stationary point of every term.
 
     Parameters
     ----------
@@ -359,6 +483,57 @@ def polish_directions(
     return out, info
 
 
+def canonical_directions(
+    X_red: list[np.ndarray], alphas: np.ndarray, noises: list[np.ndarray]
+) -> np.ndarray:
+    """Fix each direction's free part along the earlier directions.
+
+    The noise of position i is the residual of ``X_k @ alphas[:, i]`` on the
+    earlier noises, so adding any combination of earlier columns to column
+    i changes the entangled feature but not the noise: the ordering step
+    leaves that part arbitrary (and the polish moves it freely). The
+    pruning statistic is not invariant to it. A feature that carries large
+    multiples of earlier features passes their coefficients' estimation
+    error, multiplied, into the coefficients of the earlier positions, and
+    chains of large weights make such multiples large.
+
+    The canonical choice, made position by position: regress feature i on
+    the (already canonical) earlier features in every environment and
+    subtract the precision-weighted mean of those coefficient vectors over
+    environments (weights ``1 / var_k(noise_i)``). A true non-edge has an
+    environment-invariant coefficient in any parametrisation, so it becomes
+    zero; an edge's coefficients vary across environments and keep their
+    variation. The result does not depend on the start's arbitrary part.
+
+    Parameters
+    ----------
+    X_red : list of ndarray (n_k, d)
+        Centred reduced data.
+    alphas : ndarray (d, d)
+        Directions in the order found.
+    noises : list of ndarray (n_k, d)
+        The noises of those directions (unchanged by this function).
+
+    Returns
+    -------
+    ndarray (d, d)
+        Column i differs from ``alphas[:, i]`` by a combination of the
+        earlier columns only, so the noises are exactly those of ``alphas``.
+    """
+    out = np.array(alphas, dtype=float)
+    d = out.shape[1]
+    for i in range(1, d):
+        mean, total = np.zeros(i), 0.0
+        for x, z in zip(X_red, noises):
+            Y = x @ out[:, : i + 1]
+            coef = np.linalg.lstsq(Y[:, :i], Y[:, i], rcond=None)[0]
+            w = 1.0 / max(float(z[:, i] @ z[:, i]) / z.shape[0], 1e-300)
+            mean += w * coef
+            total += w
+        out[:, i] -= out[:, :i] @ (mean / total)
+    return out
+
+
 def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndarray]:
     """Noises of every environment: ``X_k @ alphas`` residualised in order."""
     noises = []
@@ -381,6 +556,8 @@ def topological_ordering(
     scorer_options: dict | None = None,
     n_refine: int = 3,
     polish: bool = True,
+    descend: bool = True,
+    canonical: bool = True,
     measurement_basis: np.ndarray | None = None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
@@ -407,6 +584,15 @@ def topological_ordering(
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
         order and the per-step diagnostics are not changed.
+    descend : bool, default=True
+        With ``scorer="ica_consistency"`` and ``n_refine > 0``: before the
+        refinement, minimise the consistency score from every candidate
+        (:func:`consistency_descent`) and choose the refinement's starts
+        among the raw and the descended directions.
+    canonical : bool, default=True
+        Return the directions in canonical form
+        (:func:`canonical_directions`); the noises are unchanged, the
+        entangled features and so the pruning's coefficients change.
     measurement_basis : ndarray (d, p), optional
         Map from the reduced coordinates back to the measurements, for the
         ``"hsic"`` scorer (the paper scores residuals measurement by
@@ -447,18 +633,27 @@ def topological_ordering(
         alpha = candidates[:, best]
         refined = None
         if n_refine > 0 and m > 1:
-            starts = _distinct_best(R_list, candidates, scores, n_refine)
+            # Pool of starts: the raw candidates, then (index + K m) the
+            # minima of the consistency score reached from each of them.
+            pool, pool_scores = candidates, scores
+            if descend and scorer == "ica_consistency":
+                descended, descended_scores = consistency_descent(R_list, ica_dirs, candidates)
+                pool = np.hstack([candidates, descended])
+                pool_scores = np.concatenate([scores, descended_scores])
+            starts = _distinct_best(R_list, pool, pool_scores, n_refine)
             found = alphas[:, :i]
-            joint = [joint_direction(R_list, candidates[:, c], found) for c in starts]
+            joint = [joint_direction(R_list, pool[:, c], found) for c in starts]
             directions = np.column_stack([w for w, _ in joint])
             refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
-            best, alpha = starts[win], directions[:, win]
+            best, alpha = starts[win] % candidates.shape[1], directions[:, win]
             refined = {
                 "refined_from": starts,
                 "refined_scores": refined_scores.tolist(),
                 "joint_corr2": [c2 for _, c2 in joint],
             }
+            if pool is not candidates:
+                refined["descended_scores"] = descended_scores.tolist()
         alphas[:, i] = alpha
         for k in range(K):
             noises[k][:, i] = R_list[k] @ alpha
@@ -483,5 +678,7 @@ def topological_ordering(
         if polish_info["kept"]:
             alphas = polished
             noises = _ordered_noises(X_red, alphas)
+    if canonical:
+        alphas = canonical_directions(X_red, alphas, noises)
     entangled = [x @ alphas for x in X_red]
     return OrderingResult(alphas, noises, entangled, steps, not_converged, polish_info)

@@ -14,7 +14,8 @@ import numpy as np
 from .sem import pooled_innovation_sd, regression_matrices
 
 __all__ = [
-    "PRUNING_RULES", "paper_coefficients", "paper_scales", "prune", "standardised_coefficients",
+    "PRUNING_RULES", "default_threshold", "paper_coefficients", "paper_scales", "prune",
+    "standardised_coefficients",
 ]
 
 #: Edge decision rules. ``"residual"`` and ``"rank"`` work on the scale-free
@@ -95,6 +96,34 @@ def _residual_norm(v: np.ndarray, basis: list[np.ndarray]) -> float:
         return float(np.linalg.norm(v))
     Q, _ = np.linalg.qr(np.column_stack(basis))
     return float(np.linalg.norm(v - Q @ (Q.T @ v)))
+
+
+def default_threshold(rule: str, n_environments: int) -> float:
+    """The level ``CREATOR(prune_threshold="auto")`` uses.
+
+    For ``"residual"``: ``0.2 * sqrt(K / 5)``. In the paper's workload the
+    statistics of true edges grow with the number of environments K (the
+    RMS of a coefficient vector over more environments, each with its own
+    weight law) while those of absent edges barely move, so the level that
+    balances missing and extra edges grows with K too. The square root
+    follows the best measured levels for K from 2 to 14 (BENCHMARKS.md) and
+    gives 0.2 at K = 5. The rank rules keep 0.2.
+
+    Parameters
+    ----------
+    rule : {"residual", "rank", "rank_raw"}
+    n_environments : int
+        K.
+
+    Returns
+    -------
+    float
+    """
+    if rule not in PRUNING_RULES:
+        raise ValueError(f"pruning must be one of {PRUNING_RULES}, got {rule!r}.")
+    if rule == "residual":
+        return 0.2 * float(np.sqrt(n_environments / 5.0))
+    return 0.2
 
 
 def prune(

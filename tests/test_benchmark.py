@@ -120,3 +120,26 @@ def test_cli_writes_results_and_figures(tmp_path, capsys):
 def test_cli_rejects_two_dask_options():
     with pytest.raises(SystemExit):
         main(["--dask-local", "2", "--dask-scheduler", "tcp://x:1"])
+
+
+def test_n_curve_cells_table_and_figure(tmp_path):
+    import pandas as pd
+
+    from creator_plugin.benchmark.curves import n_curve_figure, n_curve_grid, n_curve_markdown
+
+    cells = n_curve_grid([2, 3], [200, 400], edge_prob={3: 0.3})
+    assert [(c["n_latent"], c["n_environments"], c["n_samples"], c["edge_prob"])
+            for c in cells] == [(2, 2, 200, 0.5), (2, 2, 400, 0.5), (3, 3, 200, 0.3),
+                                (3, 3, 400, 0.3)]
+    rows = run_grid(cells, [5], ["CREATOR", "broken"], method_table=TABLE)
+    # the data are simulate(d, d, n, ..., random_state=seed), as a user would simulate them
+    spy = run_grid(cells[2:3], [5], ["spy"], method_table=TABLE)[0]
+    sim = simulate(3, 3, 200, setting=1, edge_prob=0.3, random_state=5)
+    assert spy["data_seed"] == 5 and spy["n_true_edges"] == int(sim.adjacency.sum())
+    df = pd.DataFrame(rows)
+    table = n_curve_markdown(df)
+    lines = table.splitlines()
+    assert len(lines) == 2 + 4  # header, rule, one row per (d, n)
+    assert lines[-1].startswith("| 3 | 0.3 | 400 |") and lines[-1].endswith("| 1 (1) |")
+    path = n_curve_figure(df, tmp_path / "curve.png")
+    assert path.exists() and path.stat().st_size > 1000

@@ -23,8 +23,8 @@ METHOD = "backdoor.linear_regression"
 
 @pytest.fixture(scope="module")
 def chain(fit):
-    """Seed 8: true chain Y2 -> Y3 -> Y1 recovered exactly as L1 -> L2 -> L3."""
-    sim = simulate(n_latent=3, n_environments=4, n_samples=2000, random_state=8)
+    """Seed 20: true chain Y1 -> Y2 -> Y3 recovered exactly as L1 -> L2 -> L3."""
+    sim = simulate(n_latent=3, n_environments=4, n_samples=2000, random_state=20)
     model = fit(sim.X, 3)
     np.testing.assert_array_equal(model.adjacency_matrix_, [[0, 1, 0], [0, 0, 1], [0, 0, 0]])
     return sim, model

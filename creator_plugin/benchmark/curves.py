@@ -1,0 +1,124 @@
+"""Accuracy against the sample size: cells, a table and a figure.
+
+The cells run through :func:`creator_plugin.benchmark.grid.run_grid` (grid
+``"n_curve"``), so every fit is one tidy row like the rest of the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .figures import _ok, _table
+
+__all__ = ["n_curve_grid", "n_curve_markdown", "n_curve_figure"]
+
+
+def n_curve_grid(
+    ds: Sequence[int] = (5, 7, 10, 15),
+    ns: Sequence[int] = (500, 1000, 2000, 5000),
+    *,
+    setting: int = 1,
+    edge_prob: float | dict[int, float] = 0.5,
+) -> list[dict]:
+    """One cell per (d, n) with K = d environments.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Numbers of latent nodes (and of environments).
+    ns : sequence of int
+        Rows per environment.
+    setting : int, default=1
+        Simulation setting (see :func:`creator_plugin.simulate`).
+    edge_prob : float or dict, default=0.5
+        Edge probability of the random DAG; a dict gives one per d (d
+        missing from it use 0.5).
+
+    Returns
+    -------
+    list of dict
+        Cells with ``grid="n_curve"`` and ``seeding="seed"``: the data of
+        seed s are ``simulate(d, d, n, setting=..., edge_prob=...,
+        random_state=s)``, as a user would simulate them.
+    """
+    probs = edge_prob if isinstance(edge_prob, dict) else {}
+    default = 0.5 if isinstance(edge_prob, dict) else float(edge_prob)
+    return [
+        {"grid": "n_curve", "seeding": "seed", "n_latent": d, "n_environments": d,
+         "n_samples": n, "setting": setting, "edge_prob": float(probs.get(d, default))}
+        for d in ds
+        for n in ns
+    ]
+
+
+def _curve_stats(df):
+    ok = _ok(df)
+    return ok.groupby(["n_latent", "edge_prob", "n_samples"]).agg(
+        shd=("shd", "mean"), locr2=("locr2", "mean"), exact=("exact_dag", "mean"),
+        edges=("n_true_edges", "mean"), seconds=("seconds", "mean"), seeds=("seed", "count"),
+    )
+
+
+def n_curve_markdown(df) -> str:
+    """Markdown table: one row per (d, n) with mean SHD, LocR², exact-DAG share and s/fit.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Rows of :func:`~creator_plugin.benchmark.grid.run_grid` over
+        :func:`n_curve_grid` cells.
+
+    Returns
+    -------
+    str
+    """
+    stats = _curve_stats(df)
+    failed = df[df["status"] != "ok"].groupby(["n_latent", "n_samples"]).size()
+    rows = []
+    for (d, p, n), r in stats.iterrows():
+        rows.append([str(d), f"{p:g}", str(n), f"{r.shd:.2f}", f"{r.locr2:.3f}",
+                     f"{r.exact:.2f}", f"{r.edges:.1f}", f"{r.seconds:.2f}",
+                     f"{int(r.seeds)} ({int(failed.get((d, n), 0))})"])
+    return _table(["d = K", "edge prob.", "n per env.", "mean SHD", "mean LocR²",
+                   "exact DAG", "true edges", "s/fit", "fits (failed)"], rows)
+
+
+def n_curve_figure(df, path: str | Path, dpi: int = 100) -> Path:
+    """Mean SHD (left) and mean LocR² (right) against n, one line per d.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        As for :func:`n_curve_markdown`.
+    path : str or Path
+        Output PNG.
+    dpi : int, default=100
+
+    Returns
+    -------
+    Path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stats = _curve_stats(df).reset_index()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for (d, p), g in stats.groupby(["n_latent", "edge_prob"]):
+        label = f"d = K = {d}" + ("" if p == 0.5 else f" (edge prob. {p:g})")
+        axes[0].plot(g["n_samples"], g["shd"], marker="o", label=label)
+        axes[1].plot(g["n_samples"], g["locr2"], marker="o", label=label)
+    for ax, name in zip(axes, ("mean SHD", "mean LocR²")):
+        ax.set_xscale("log")
+        ax.set_xlabel("rows per environment (n)")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
