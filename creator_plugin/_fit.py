@@ -92,6 +92,9 @@ class FitResult:
         What the estimator should warn about.
     diagnostics : dict
         The estimator's ``diagnostics_`` without its ``"warnings"`` entry.
+    feature_latent_cov : ndarray (p, d)
+        Pooled within-environment covariance of every measurement with every
+        latent (divisor ``N``).
     """
 
     adjacency: np.ndarray
@@ -107,6 +110,7 @@ class FitResult:
     decisions: list[dict]
     warnings: list[FitWarning] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
+    feature_latent_cov: np.ndarray | None = None
 
 
 def fit_arrays(
@@ -213,7 +217,7 @@ def fit_arrays(
     n_rows = np.array([y.shape[0] for y in entangled])
     mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
-    latents, mixing = _encode_decode(X_list, mean, components, red)
+    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
     found += _structure_warnings(adjacency, K)
@@ -255,24 +259,26 @@ def fit_arrays(
         ]
     return FitResult(
         adjacency, components, mixing, mean, latents, sem, red, order, entangled, tested,
-        decisions, found, diagnostics,
+        decisions, found, diagnostics, feature_latent_cov,
     )
 
 
 def _encode_decode(
     X_list: list, mean: np.ndarray, components: np.ndarray, red: Reduction
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """The latents of every environment and the least-squares decoder (p, d), in one pass.
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The latents, the least-squares decoder (p, d) and the covariances (p, d), in one pass.
 
     The decoder solves the normal equations of ``x - mean ~= mixing @ latent``
-    over all rows, every column divided by a unit of its own size so that
-    the sums stay finite at any data scale.
+    within environments (both sides centred on each environment's own mean,
+    so offsets between environments in the measurements do not bias it),
+    every column divided by a unit of its own size so that the sums stay
+    finite at any data scale.
     """
     spread = np.abs(red.env_means - mean).max(axis=0)
     unit = np.where(np.isfinite(red.scale), red.scale, np.where(spread > 0, spread, 1.0))
-    latents, cross = encode(X_list, mean, components.T, unit)
-    gram = sum(L.T @ L for L in latents)
-    return latents, (np.linalg.solve(gram, cross) * unit).T
+    latents, gram, cross = encode(X_list, mean, components.T, unit, red.env_means)
+    n_total = sum(L.shape[0] for L in latents)
+    return latents, (np.linalg.solve(gram, cross) * unit).T, (cross * unit).T / n_total
 
 
 def _reduction_warnings(red: Reduction) -> list[FitWarning]:

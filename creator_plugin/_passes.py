@@ -263,34 +263,45 @@ def project(X_list: list, shifts, matrix: np.ndarray) -> list[np.ndarray]:
 
 
 def encode(
-    X_list: list, mean: np.ndarray, matrix: np.ndarray, unit: np.ndarray
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """Latents ``L_k = (X_list[k] - mean) @ matrix`` and ``sum_k L_k^T (X_list[k] - mean) / unit``.
+    X_list: list, mean: np.ndarray, matrix: np.ndarray, unit: np.ndarray,
+    env_means: np.ndarray,
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Latents ``L_k = (X_list[k] - mean) @ matrix`` and their within-environment moments.
 
-    One pass over the data for both (the cross products give the
-    least-squares decoder). Dividing by ``unit`` (every column's own size)
-    keeps the sums finite whatever the data's scale.
+    One pass over the data for the latents and the cross products of the
+    least-squares decoder, both centred on each environment's own mean
+    (``env_means[k]``), so that offsets between environments in the
+    measurements (a lab's calibration, a batch) do not enter the decoder.
+    Dividing by ``unit`` (every column's own size) keeps the sums finite
+    whatever the data's scale.
 
     Returns
     -------
     latents : list of ndarray (n_k, c)
+    gram : ndarray (c, c)
+        ``sum_k (L_k - mean(L_k))^T (L_k - mean(L_k))``.
     cross : ndarray (c, p)
+        ``sum_k (L_k - mean(L_k))^T (X_list[k] - env_means[k]) / unit``.
     """
+    shifts = (env_means - mean) @ matrix  # mean(L_k), exactly
     if any(is_dask(x) for x in X_list):
         import dask
         import dask.array as da
 
         lazy = [(da.asarray(x) - mean) @ matrix for x in X_list]
-        cross = sum(L.T @ ((da.asarray(x) - mean) / unit) for x, L in zip(X_list, lazy))
-        latents, cross = dask.compute(lazy, cross)
-        return [np.asarray(L) for L in latents], np.asarray(cross)
-    latents, cross = [], np.zeros((matrix.shape[1], mean.shape[0]))
-    for x in X_list:
-        L = np.empty((x.shape[0], matrix.shape[1]))
+        cross = sum((L - s).T @ ((da.asarray(x) - m) / unit)
+                    for x, L, s, m in zip(X_list, lazy, shifts, env_means))
+        gram = sum((L - s).T @ (L - s) for L, s in zip(lazy, shifts))
+        latents, gram, cross = dask.compute(lazy, gram, cross)
+        return [np.asarray(L) for L in latents], np.asarray(gram), np.asarray(cross)
+    c = matrix.shape[1]
+    latents, gram, cross = [], np.zeros((c, c)), np.zeros((c, mean.shape[0]))
+    for x, s, m in zip(X_list, shifts, env_means):
+        L = np.empty((x.shape[0], c))
         for rows in row_blocks(x.shape[0], x.shape[1]):
-            centred = x[rows] - mean
-            np.matmul(centred, matrix, out=L[rows])
-            centred /= unit
-            cross += L[rows].T @ centred
+            np.matmul(x[rows] - mean, matrix, out=L[rows])
+            within = L[rows] - s
+            gram += within.T @ within
+            cross += within.T @ ((x[rows] - m) / unit)
         latents.append(L)
-    return latents, cross
+    return latents, gram, cross

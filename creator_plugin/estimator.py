@@ -31,7 +31,7 @@ from .dimension import select_n_latent
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .independence import SCORER_OPTIONS, SCORERS
 from .pruning import PRUNING_RULES
-from .sem import pooled_sd, sem_noise
+from .sem import sem_noise
 
 __all__ = ["CREATOR", "FitQualityWarning", "IdentifiabilityWarning", "WeakEvidenceWarning"]
 
@@ -389,10 +389,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.components_ = result.components
         self.mixing_ = result.mixing
         self.mean_ = result.mean
-        self.feature_sd_ = pooled_sd(X_list)
-        self.feature_latent_cov_ = sum(
-            (x - x.mean(axis=0)).T @ (L - L.mean(axis=0)) for x, L in zip(X_list, result.latents)
-        ) / sum(x.shape[0] for x in X_list)
+        self.feature_sd_ = result.reduction.within_sd
+        self.feature_latent_cov_ = result.feature_latent_cov
         self.latents_ = result.latents
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights

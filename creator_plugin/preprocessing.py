@@ -97,6 +97,9 @@ class Reduction:
     constant_environments : dict
         For every partly constant column, the environments (positions in
         ``X_list``) where it is constant.
+    within_sd : ndarray (p,)
+        Pooled within-environment SD of every column, in its own units
+        (divisor ``N``), whatever ``standardize`` is.
     """
 
     env_means: np.ndarray
@@ -107,6 +110,7 @@ class Reduction:
     unrelated_columns: np.ndarray
     partly_constant_columns: np.ndarray
     constant_environments: dict
+    within_sd: np.ndarray
 
 
 def reduce_environments(
@@ -224,7 +228,8 @@ def reduce_environments(
         unrelated = keep[share < 0.1]
     constant_envs = {int(j): np.flatnonzero(constant[:, j]).tolist() for j in partly}
     reduction = Reduction(
-        moments.means, scale, projection, eigvals, dropped, unrelated, partly, constant_envs
+        moments.means, scale, projection, eigvals, dropped, unrelated, partly, constant_envs,
+        pooled_relative_sd * unit,
     )
     return X_red, reduction
 
