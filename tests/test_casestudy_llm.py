@@ -239,11 +239,12 @@ def test_tiny_run_end_to_end(encoder, tmp_path):
 def test_cli_small_run_writes_results(tmp_path):
     from creator_plugin.cli import main
 
-    assert main(["casestudy", "llm", "--small", "--n-per-style", "20", "--out",
-                 str(tmp_path)]) == 0
+    out = tmp_path / "out"
+    assert main(["casestudy", "llm", "--small", "--n-per-style", "20", "--out", str(out)]) == 0
     for name in ("runs.csv", "design.csv", "table.md", "figure.png"):
-        assert (tmp_path / name).stat().st_size > 0
-    assert main(["casestudy", "llm", "--n-per-style", "5", "--out", str(tmp_path)]) == 2
+        assert (out / name).stat().st_size > 0
+    assert main(["casestudy", "llm", "--n-per-style", "5", "--out", str(tmp_path / "o2")]) == 2
+    assert main(["casestudy", "llm", "--small", "--out", str(tmp_path)]) == 2  # not ours
 
 
 @pytest.mark.slow

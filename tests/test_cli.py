@@ -273,6 +273,28 @@ def test_bench_out_checked_before_running(tmp_path, capsys):
     assert blocker.read_text() == "mine"
 
 
+def test_bench_never_writes_into_a_directory_it_did_not_write(tmp_path, capsys):
+    """An existing directory is refused before any fit and left untouched; --force
+    replaces only a directory an earlier run wrote."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.csv").write_text("my own results")
+    small = ["bench", "--d", "2", "--n", "200", "--seeds", "1", "--methods", "CREATOR",
+             "--no-figures", "--no-progress"]
+    for force in ([], ["--force"]):
+        assert main([*small, "--out", str(mine), *force]) == 2
+        _one_error_line(capsys, str(mine))
+        assert (mine / "results.csv").read_text() == "my own results"
+    ours = tmp_path / "ours"
+    assert main([*small, "--out", str(ours)]) == 0
+    first = (ours / "results.csv").read_text()
+    capsys.readouterr()
+    assert main([*small, "--out", str(ours)]) == 2  # exists: not replaced without --force
+    _one_error_line(capsys, "exists")
+    assert main([*small, "--out", str(ours), "--force"]) == 0
+    assert (ours / "results.csv").read_text().splitlines()[0] == first.splitlines()[0]
+
+
 def test_column_selection_and_index(tmp_path, capsys):
     sim = simulate(3, 3, 300, n_features=4, random_state=0)
     X, labels = sim.stacked()

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -127,7 +126,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "(pip install creator-plugin[distributed])")
     dask.add_argument("--dask-local", type=int, default=None, metavar="N",
                       help="start a distributed.LocalCluster with N worker processes")
-    parser.add_argument("--out", default="bench_results", help="output directory")
+    parser.add_argument("--out", default="bench_results",
+                        help="output directory; must not exist (see --force)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace --out if an earlier creator run wrote it (and nothing "
+                             "else is in it); any other directory is refused")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
@@ -245,20 +248,6 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager:
     return stack
 
 
-def _unwritable(out: Path) -> str | None:
-    """Why the results could not be written to ``out`` (None if they can)."""
-    if out.exists() and not out.is_dir():
-        return "exists and is not a directory"
-    parent = out
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"no permission to write in {parent}"
-    return None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``creator bench`` with the given arguments.
 
@@ -296,9 +285,15 @@ def run(args: argparse.Namespace) -> int:
     if args.n_jobs == 0:
         print("error: --n-jobs must not be 0 (1 for serial, -1 for all cores)", file=sys.stderr)
         return 2
-    problem = _unwritable(Path(args.out))
-    if problem:  # found now, not after hours of fits
-        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
+    from ..output_dir import OutputDir, OutputDirError
+
+    try:  # checked now, not after hours of fits
+        out = OutputDir(args.out, force=args.force,
+                        inputs=[p for p in (getattr(args, "data", None),
+                                            getattr(args, "truth_adjacency", None),
+                                            getattr(args, "truth_latents", None)) if p])
+    except OutputDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
 
     import pandas as pd
@@ -334,21 +329,29 @@ def run(args: argparse.Namespace) -> int:
         rows = run_grid(cells, seeds, methods, n_jobs=args.n_jobs, time_limit=time_limit,
                         progress=not args.no_progress)
     elapsed = time.perf_counter() - start
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     df = pd.DataFrame(rows)
-    df.to_csv(out / "results.csv", index=False, float_format="%.6g")
     from .figures import summary_markdown
 
     summary = summary_markdown(df)
-    (out / "summary.md").write_text(summary)
-    print(summary)
-    print(f"{len(df)} fits in {elapsed:.0f} s; results: {out / 'results.csv'}")
-    if not args.no_figures:
-        from .figures import make_figures
+    parameters = {"command": "bench", "argv": {k: v for k, v in vars(args).items()
+                                               if isinstance(v, (str, int, float, bool, list,
+                                                                 type(None)))}}
+    try:
+        with out.write(parameters) as tmp:
+            df.to_csv(tmp / "results.csv", index=False, float_format="%.6g")
+            (tmp / "summary.md").write_text(summary)
+            figures = []
+            if not args.no_figures:
+                from .figures import make_figures
 
-        for path in make_figures(df, out):
-            print(f"figure: {path}")
+                figures = [Path(f).name for f in make_figures(df, tmp)]
+    except OutputDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary)
+    print(f"{len(df)} fits in {elapsed:.0f} s; results: {out.path / 'results.csv'}")
+    for name in figures:
+        print(f"figure: {out.path / name}")
     for status, what in (("failed", "failed; see the 'error' column"),
                          ("timeout", "hit their time limit (rows with status 'timeout')")):
         n = int((df["status"] == status).sum())

@@ -38,7 +38,6 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -502,7 +501,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ----------
     parser : argparse.ArgumentParser
     """
-    parser.add_argument("--out", default="casestudy_llm", help="output directory")
+    parser.add_argument("--out", default="casestudy_llm",
+                        help="output directory; must not exist (see --force)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace --out if an earlier creator run wrote it (and nothing "
+                             "else is in it); any other directory is refused")
     parser.add_argument("--small", action="store_true",
                         help="a quick check: 1 seed, 40 stories per style, layer 6, 1 draw")
     parser.add_argument("--seeds", type=int, nargs="+", default=None,
@@ -536,23 +539,35 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: need layers in 0..6 (got {layers}), --draws >= 1 (got {draws}) and "
               f"--n-per-style >= 20 (got {n}).", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    from ..output_dir import OutputDir, OutputDirError
+
+    try:  # checked before the long run
+        out = OutputDir(args.out, force=args.force)
+    except OutputDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     start = time.perf_counter()
     cpu = time.process_time()
     runs, design, timing = run_case_study(seeds, layers, draws, n, n_jobs=args.n_jobs,
                                           log=lambda m: print(m, flush=True))
-    runs.to_csv(out / "runs.csv", index=False)
-    design.to_csv(out / "design.csv", index=False)
     table = summary_markdown(runs, design)
     total = time.perf_counter() - start
     settings = (f"seeds {seeds}, layers {layers}, {draws} sketch draws, {n} stories per "
                 f"style; wall time {total:.0f} s, CPU time {time.process_time() - cpu:.0f} s "
                 f"(encoding {timing['encode']:.0f} s wall, fits {timing['fit']:.0f} s wall)")
-    (out / "table.md").write_text(f"Settings: {settings}\n\n{table}")
-    make_figure(runs, design, out / "figure.png")
+    parameters = {"command": "casestudy llm", "seeds": list(seeds), "layers": list(layers),
+                  "draws": draws, "n_per_style": n}
+    try:
+        with out.write(parameters) as tmp:
+            runs.to_csv(tmp / "runs.csv", index=False)
+            design.to_csv(tmp / "design.csv", index=False)
+            (tmp / "table.md").write_text(f"Settings: {settings}\n\n{table}")
+            make_figure(runs, design, tmp / "figure.png")
+    except OutputDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(table)
-    print(f"{settings}\nWrote runs.csv, design.csv, table.md, figure.png to {out}")
+    print(f"{settings}\nWrote runs.csv, design.csv, table.md, figure.png to {out.path}")
     return 0
 
 
