@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
 import time
 import warnings
@@ -218,6 +220,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _write_new_file(path: str, data: bytes) -> None:
+    """Create ``path`` with ``data``; an existing file is never replaced."""
+    try:
+        with open(path, "xb") as fh:  # "x": fails if anything is at path, atomically
+            try:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError:
+                fh.close()
+                os.unlink(path)  # the partial file is ours
+                raise
+    except FileExistsError:
+        raise UserError(f"--out {path} exists; it is not replaced (choose a new name).") from None
+
+
 def _dims(args: argparse.Namespace) -> int:
     from .dimension import select_n_latent
 
@@ -244,8 +262,10 @@ def _dims(args: argparse.Namespace) -> int:
         from .plotting import _pyplot, plot_scree
 
         fig = plot_scree(sel)
-        fig.savefig(args.out, dpi=120)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=120)
         _pyplot().close(fig)
+        _write_new_file(args.out, png.getvalue())
         print(f"\nWrote the scree plot to {args.out}")
     return 0
 

@@ -189,6 +189,13 @@ def test_cli_dims_prints_the_choice_and_writes_a_scree_plot(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["dims", str(csv), "--env-column", "nope"]) == 2
     assert "not a column" in capsys.readouterr().err
+    before = csv.read_bytes()  # an existing file, even the input, is never replaced
+    for existing in (csv, png):
+        kept = existing.read_bytes()
+        assert main(["dims", str(csv), "--env-column", "E", "--out", str(existing)]) == 2
+        assert "exists" in capsys.readouterr().err
+        assert existing.read_bytes() == kept
+    assert csv.read_bytes() == before
     out_dir = tmp_path / "fit"
     assert main(["fit", str(csv), "--env-column", "E", "--n-latent", "auto",
                  "--out", str(out_dir)]) == 0
