@@ -14,6 +14,7 @@ BENCHMARKS.md; any ``creator casestudy llm`` option is accepted.
 
 import sys
 import tempfile
+from pathlib import Path
 
 from creator_plugin.casestudy.llm import main
 
@@ -21,5 +22,5 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if not args:
         with tempfile.TemporaryDirectory() as out:
-            sys.exit(main(["--small", "--out", out]))
+            sys.exit(main(["--small", "--out", str(Path(out) / "llm")]))
     sys.exit(main(args))

@@ -42,7 +42,10 @@ def test_easy_case_confident(seed):
 
 @pytest.mark.slow
 def test_hard_case_spread():
-    sim = simulate(4, 4, 1000, weight_scale=0.1, random_state=0)
+    """Weak edges (weight_scale=0.1) at n=500: some edge is found in only part of the
+    resamples. (At n=1000 this model is no longer hard: the default ordering since the
+    consistency descent recovers it exactly, SHD 0, so it is fitted at n=500.)"""
+    sim = simulate(4, 4, 500, weight_scale=0.1, random_state=0)
     res = bootstrap(sim.X, 20, estimator=CREATOR(4), random_state=0)
     P = res.get_probabilities()
     assert np.any((P > 0.1) & (P < 0.9)), P
