@@ -6,6 +6,7 @@ Usage (tuning block, then a fresh block)::
     python benchmarks/quality.py --workload default --first-seed 0 --seeds 200
     python benchmarks/quality.py --workload homogeneous --first-seed 0 --seeds 200
     python benchmarks/quality.py --workload hard --first-seed 0 --seeds 600 --levels
+    python benchmarks/quality.py --workload hard_setting2 --first-seed 0 --seeds 200 --levels
     # ... and the same with --first-seed 1000
     python benchmarks/quality.py --overhead   # fit time with vs without the verdict
 
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         args.workload, range(args.first_seed, args.first_seed + args.seeds), n=args.n,
         n_jobs=args.n_jobs,
     )
-    if args.workload == "hard":
+    if args.workload.startswith("hard"):
         print(summarize_hard(rows))
         if args.levels:
             print()
