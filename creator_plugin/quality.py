@@ -403,7 +403,7 @@ def assess_fit(
     ordering_steps: list[dict] | None = None,
     alpha: float = 0.01,
     disagreement_level: float = 6.0,
-    condition_level: float = 10**4.5,
+    condition_level: float = 10**6,
     weak_evidence_level: float = 0.1,
     random_state=None,
 ) -> Verdict:
@@ -425,8 +425,9 @@ def assess_fit(
       says ``n_latent`` (the latents' width) leaves out signal or includes
       noise (only when ``X`` is given).
 
-    The two levels of the order check were tuned on the simulator
-    (BENCHMARKS.md, "Fit-quality verdict").
+    The two levels of the order check were tuned on the simulator's
+    tuning seeds (BENCHMARKS.md, "Choosing n_latent and the fit-quality
+    verdict").
 
     Parameters
     ----------
