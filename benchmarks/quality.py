@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         print(summarize_hard(rows))
         if args.levels:
             print()
-            print(level_table(rows, (4, 5, 6, 8, 10), (10**4.5, 10**5, 10**6, float("inf"))))
+            print(level_table(rows, (3, 4, 4.5, 5, 6), (10**4.5, 10**5, 10**6, float("inf"))))
     else:
         print(summarize_rates(rows, _KIND[args.workload]))
     if args.csv:

@@ -102,6 +102,7 @@ def _one(cell: dict, seed: int, n: int, levels: dict) -> dict:
         "p_gaussian": c["gaussianity"]["p_value"],
         "p_homogeneous": c["heterogeneity"]["p_value"],
         "scaled_disagreement": c["ica_agreement"]["scaled"],
+        "calibrated_disagreement": c["ica_agreement"]["calibrated"],
         "max_condition": max(c["conditioning"]["condition_numbers"]),
         "weak_steps": len(c["weak_ordering_steps"]),
         "n_latent_status": c["n_latent"]["status"],
@@ -201,6 +202,9 @@ def level_table(
 ) -> str:
     """Markdown: how the order check's two levels trade detections against false alarms.
 
+    The disagreement level applies to the calibrated disagreement of
+    :func:`creator_plugin.quality.ica_agreement`.
+
     Re-decides ``"unreliable_order"`` from the recorded statistics (the other
     issues as recorded).
     """
@@ -209,7 +213,8 @@ def level_table(
 
     def flagged(r, t, c):
         others = {k for k in r["issues"].split(";") if k and k != "unreliable_order"}
-        order = r["scaled_disagreement"] >= t or r["max_condition"] >= c or r["weak_steps"] > 0
+        order = (r["calibrated_disagreement"] >= t or r["max_condition"] >= c
+                 or r["weak_steps"] > 0)
         return bool(others) or order
 
     lines = [
