@@ -252,8 +252,8 @@ def ica_agreement(
     does not suffer from ill-conditioned mixing (chains of large weights).
     Starting at the noises, not at random, matters: from random starts
     FastICA often ends in a wrong local optimum when sub- and super-Gaussian
-    sources mix, which looked like a disagreement on correct fits (a third
-    to a half of the fits at d = 4, BENCHMARKS.md). The disagreement of
+    sources mix, which looked like a disagreement on correct fits. The
+    disagreement of
     noise i in environment k is ``1 - max_c corr^2(z_ki, s_kc)`` over the
     environment's ICA sources ``s_kc``; it is O(d / n) when the noises are
     right, but its constant grows as the sources approach Gaussianity (ICA's
