@@ -8,7 +8,7 @@ Usage (tuning block, then a fresh block)::
     python benchmarks/quality.py --workload hard --first-seed 0 --seeds 600 --levels
     python benchmarks/quality.py --workload hard_setting2 --first-seed 0 --seeds 200 --levels
     # ... and the same with --first-seed 1000
-    python benchmarks/quality.py --overhead   # fit time with vs without the verdict
+    python benchmarks/quality.py --overhead --first-seed 1000  # fit time with vs without the verdict
 
 Prints a Markdown summary (with ``--levels`` for ``hard``, the trade-off
 of the order check's levels) and optionally writes every fit to CSV.
@@ -46,10 +46,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--levels", action="store_true",
                         help="(hard) print detections and false alarms for other levels")
+    parser.add_argument("--timing-models", type=int, default=5,
+                        help="(overhead) models per width, from --first-seed")
     parser.add_argument("--csv", help="write one row per fit here")
     args = parser.parse_args(argv)
     if args.overhead:
-        print(overhead_table())
+        print(overhead_table(seeds=range(args.first_seed, args.first_seed + args.timing_models)))
         return
     rows = run_verdict_benchmark(
         args.workload, range(args.first_seed, args.first_seed + args.seeds), n=args.n,
