@@ -8,7 +8,7 @@ Usage (tuning block, then a fresh block)::
     python benchmarks/quality.py --workload hard --first-seed 0 --seeds 600 --levels
     python benchmarks/quality.py --workload hard_setting2 --first-seed 0 --seeds 200 --levels
     # ... and the same with --first-seed 1000
-    python benchmarks/quality.py --overhead --first-seed 1000  # fit time with vs without the verdict
+    python benchmarks/quality.py --overhead --first-seed 1000  # fit time, verdict on vs off
 
 Prints a Markdown summary (with ``--levels`` for ``hard``, the trade-off
 of the order check's levels) and optionally writes every fit to CSV.
