@@ -221,11 +221,11 @@ def level_table(
         "| disagreement level | condition level | SHD >= 3 flagged | SHD <= 1 flagged |",
         "|---|---|---|---|",
     ]
+    def share(sub, t, c):
+        return f"{np.mean([flagged(r, t, c) for r in sub]):.1%}" if sub else "-"
+
     for t, c in product(disagreement_levels, condition_levels):
-        lines.append(
-            f"| {t:g} | {c:.3g} | {np.mean([flagged(r, t, c) for r in bad]):.1%} "
-            f"| {np.mean([flagged(r, t, c) for r in good]):.1%} |"
-        )
+        lines.append(f"| {t:g} | {c:.3g} | {share(bad, t, c)} | {share(good, t, c)} |")
     return "\n".join(lines)
 
 
