@@ -6,8 +6,9 @@ Usage (tuning block, then a fresh block)::
     python benchmarks/quality.py --workload default --first-seed 0 --seeds 200
     python benchmarks/quality.py --workload homogeneous --first-seed 0 --seeds 200
     python benchmarks/quality.py --workload hard --first-seed 0 --seeds 600 --levels
+    python benchmarks/quality.py --workload hard_setting2 --first-seed 0 --seeds 200 --levels
     # ... and the same with --first-seed 1000
-    python benchmarks/quality.py --overhead   # fit time with vs without the verdict
+    python benchmarks/quality.py --overhead --first-seed 1000  # fit time, verdict on vs off
 
 Prints a Markdown summary (with ``--levels`` for ``hard``, the trade-off
 of the order check's levels) and optionally writes every fit to CSV.
@@ -45,20 +46,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--levels", action="store_true",
                         help="(hard) print detections and false alarms for other levels")
+    parser.add_argument("--timing-models", type=int, default=5,
+                        help="(overhead) models per width, from --first-seed")
     parser.add_argument("--csv", help="write one row per fit here")
     args = parser.parse_args(argv)
     if args.overhead:
-        print(overhead_table())
+        print(overhead_table(seeds=range(args.first_seed, args.first_seed + args.timing_models)))
         return
     rows = run_verdict_benchmark(
         args.workload, range(args.first_seed, args.first_seed + args.seeds), n=args.n,
         n_jobs=args.n_jobs,
     )
-    if args.workload == "hard":
+    if args.workload.startswith("hard"):
         print(summarize_hard(rows))
         if args.levels:
             print()
-            print(level_table(rows, (4, 5, 6, 8, 10), (10**4, 10**4.5, 10**5, float("inf"))))
+            print(level_table(rows, (3, 4, 4.5, 5, 6), (10**4.5, 10**5, 10**6, float("inf"))))
     else:
         print(summarize_rates(rows, _KIND[args.workload]))
     if args.csv:

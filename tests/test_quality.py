@@ -69,7 +69,8 @@ def test_mixed_up_noises_are_flagged_unreliable():
     wrong = [Y[:, order] for Y in sim.Y]
     verdict = assess_fit(wrong, random_state=0)
     assert "unreliable_order" in verdict.kinds
-    assert verdict.checks["ica_agreement"]["scaled"] >= 6.0
+    agreement = verdict.checks["ica_agreement"]
+    assert agreement["calibrated"] >= verdict.checks["levels"]["disagreement_level"]
 
 
 def test_nearly_collinear_latents_are_flagged():
@@ -78,11 +79,13 @@ def test_nearly_collinear_latents_are_flagged():
     for _ in range(3):
         z = rng.laplace(size=(1000, 3))
         y = z.copy()
-        y[:, 2] = 300.0 * y[:, 0] + 300.0 * y[:, 1] + z[:, 2]  # own noise tiny
+        y[:, 2] = 3000.0 * y[:, 0] + 3000.0 * y[:, 1] + z[:, 2]  # own noise tiny
         latents.append(y)
     cond = latent_conditioning(latents)
-    assert max(cond["condition_numbers"]) > 10**4.5
-    assert "unreliable_order" in assess_fit(latents, random_state=0).kinds
+    verdict = assess_fit(latents, random_state=0)
+    assert max(cond["condition_numbers"]) >= verdict.checks["levels"]["condition_level"]
+    assert "unreliable_order" in verdict.kinds
+    assert any("nearly collinear" in i.message for i in verdict.issues)
 
 
 def test_weak_ordering_steps_are_flagged():
@@ -143,8 +146,22 @@ def test_homogeneity_test():
 def test_ica_agreement_on_true_latents_is_small():
     sim = simulate(4, 4, 1000, random_state=2)
     res = ica_agreement(_true_latents_in_order(sim), random_state=0)
-    assert res["scaled"] < 6.0
+    assert res["calibrated"] < 3.0  # about 1 when the noises are right
     assert np.array(res["disagreement"]).shape == (4, 4)
+
+
+def test_calibrated_disagreement_is_about_one_for_right_noises_of_any_shape():
+    # Near-Gaussian sources make ICA's own error (and the raw disagreement)
+    # several times larger than strongly non-Gaussian ones; the calibrated
+    # statistic divides that out.
+    rng = np.random.default_rng(0)
+    shapes = {"laplace": lambda size: rng.laplace(size=size),
+              "near_gaussian": lambda size: rng.standard_t(12, size=size)}
+    res = {name: ica_agreement([draw((2000, 3)) for _ in range(6)], random_state=0)
+           for name, draw in shapes.items()}
+    assert res["near_gaussian"]["scaled"] > 2.0 * res["laplace"]["scaled"]
+    for r in res.values():
+        assert 0.3 < r["calibrated"] < 2.5
 
 
 def test_fit_issues_fit_quality_warnings_and_stores_the_verdict(fit_recording):
@@ -170,3 +187,19 @@ def test_clean_fit_is_silent_and_quality_false_skips_the_verdict(fit_recording):
     off, _ = fit_recording(sim.X, 3, quality=False)
     assert "quality" not in off.diagnostics_
     np.testing.assert_array_equal(off.adjacency_matrix_, model.adjacency_matrix_)
+
+
+@pytest.mark.slow
+def test_a_wrong_fit_from_the_simulator_is_flagged_and_a_right_one_is_not(fit):
+    # Setting 2 at d = K = 5: seed 29 is one of the tuning seeds where the
+    # ordering step goes wrong (SHD 4), seed 3 one where it is right.
+    from creator_plugin import metrics
+
+    for seed, wrong in ((29, True), (3, False)):
+        sim = simulate(5, 5, 1000, setting=2, random_state=seed)
+        model = fit(sim.X, 5, random_state=seed, quality=False)
+        shd = metrics.evaluate_model(model, sim)["shd"]
+        assert (shd >= 3) if wrong else (shd <= 1)
+        verdict = assess_fit(model.latents_, ordering_steps=model.diagnostics_["ordering"],
+                             random_state=seed)
+        assert ("unreliable_order" in verdict.kinds) is wrong
