@@ -152,7 +152,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         agree with the data? The verdict, with a plain-language summary, is
         ``diagnostics_["quality"]``, and every issue found is issued as a
         :class:`~creator_plugin.FitQualityWarning`. It adds a fraction of
-        the fit's time (BENCHMARKS.md, "Fit-quality verdict").
+        the fit's time (BENCHMARKS.md, "Choosing n_latent and the fit-quality verdict").
     random_state : int, numpy Generator, RandomState or None, default=None
         Seeds every random choice (ICA initialisations, randomised scorers,
         the verdict's simulated references).

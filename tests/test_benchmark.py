@@ -106,14 +106,16 @@ def test_serial_joblib_and_dask_identical():
 def test_cli_writes_results_and_figures(tmp_path, capsys):
     import pandas as pd
 
-    assert main(["--quick", "--seeds", "1", "--methods", "CREATOR", "--out", str(tmp_path),
+    out = tmp_path / "bench"
+
+    assert main(["--quick", "--seeds", "1", "--methods", "CREATOR", "--out", str(out),
                  "--no-progress"]) == 0
-    df = pd.read_csv(tmp_path / "results.csv")
+    df = pd.read_csv(out / "results.csv")
     assert set(df["status"]) == {"ok"} and len(df) == 6
     assert np.isfinite(df["shd"]).all()
-    summary = (tmp_path / "summary.md").read_text()
+    summary = (out / "summary.md").read_text()
     assert "Failed fits: 0" in summary and "### Main grid: mean SHD / mean LocR²" in summary
-    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    pngs = sorted(p.name for p in out.glob("*.png"))
     assert "main_locr2_setting1_Kd.png" in pngs and "main_shd_setting2_Kd.png" in pngs
 
 
