@@ -234,7 +234,11 @@ def consistency_descent(
         Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
         # Half the gradient; it is orthogonal to x (the score is scale-free).
         g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
-        step = -np.linalg.solve(Q + ridge, g[:, :, None])[:, :, 0]
+        # The ridge is also relative to each start's own Q: a start with almost
+        # no variance in some environment has a huge weight 1 / q there, and a
+        # ridge on the pooled scale alone would leave Q + ridge singular.
+        own = 1e-9 * np.trace(Q, axis1=1, axis2=2)[:, None, None] / d * np.eye(d)
+        step = -np.linalg.solve(Q + ridge + own, g[:, :, None])[:, :, 0]
         slope = np.sum(g * step, axis=1)  # < 0
         t = np.ones(active.size)
         accepted = np.zeros(active.size, dtype=bool)
