@@ -11,6 +11,7 @@ from creator_plugin import simulate
 from creator_plugin.independence import ica_consistency_scores
 from creator_plugin.ordering import (
     _ordered_noises,
+    _solve_each,
     canonical_directions,
     consistency_descent,
     ica_directions,
@@ -133,3 +134,16 @@ def test_ill_conditioned_d10_models_are_fitted(seed, fit):
     model = fit(sim.X, 10, random_state=seed)
     scores = metrics.evaluate_model(model, sim)
     assert scores["shd"] <= 3 and scores["locr2"] > 0.9
+
+
+def test_solve_each_falls_back_to_least_squares_only_for_the_singular_matrix():
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((3, 4, 4))
+    M[1] = np.diag([2.0, 1.0, 3.0, 0.0])  # singular: np.linalg.solve refuses the batch
+    b = rng.standard_normal((3, 4))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.solve(M, b[:, :, None])
+    x = _solve_each(M, b)
+    for s in (0, 2):
+        np.testing.assert_array_equal(x[s], np.linalg.solve(M[s], b[s]))
+    np.testing.assert_allclose(x[1], np.linalg.lstsq(M[1], b[1], rcond=None)[0])
