@@ -148,8 +148,11 @@ def n_curve_figure(df, path: str | Path, dpi: int = 100) -> Path:
             line, = ax.plot(g["n_samples"], g[col], marker="o", label=label)
             ax.plot(hit["n_samples"], hit[col], "o", markersize=9, markerfacecolor="white",
                     color=line.get_color())
+    ns = sorted(stats["n_samples"].unique())
     for ax, name in zip(axes, ("mean SHD", "mean LocR²")):
         ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
         ax.set_xlabel("rows per environment (n)")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)
