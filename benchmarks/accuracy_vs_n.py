@@ -12,6 +12,8 @@ edge_prob=..., random_state=s)`` and the fit is ``CREATOR(d,
 random_state=s)``. ``--edge-prob D=P`` gives d = D its own edge probability
 (e.g. a sparser graph for d = 15). ``--append`` adds rows to an existing CSV
 (cells run separately) and redraws the table and figure from all of them.
+Failed fits are rows of the CSV (``status``, ``error``), counted in the
+table's last column, marked in the table and figure, and listed on stdout.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from creator_plugin.benchmark.curves import n_curve_figure, n_curve_grid, n_curve_markdown
+from creator_plugin.benchmark.curves import (
+    n_curve_failures,
+    n_curve_figure,
+    n_curve_grid,
+    n_curve_markdown,
+)
 from creator_plugin.benchmark.grid import run_grid
 
 
@@ -49,6 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     csv.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(csv, index=False)
     print(n_curve_markdown(df))
+    failures = n_curve_failures(df)
+    print(failures or "failed fits: none")
     print(f"figure: {n_curve_figure(df, args.figure)}")
 
 

@@ -234,7 +234,7 @@ def consistency_descent(
         Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
         # Half the gradient; it is orthogonal to x (the score is scale-free).
         g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
-        step = -np.linalg.solve(Q + ridge, g[:, :, None])[:, :, 0]
+        step = -_solve_each(Q + ridge, g)
         slope = np.sum(g * step, axis=1)  # < 0
         t = np.ones(active.size)
         accepted = np.zeros(active.size, dtype=bool)
@@ -257,6 +257,25 @@ def consistency_descent(
     # included, whichever of them the caller picks: largest entry positive.
     a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]
     return a.T.copy(), score
+
+
+def _solve_each(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``M[s]^-1 b[s]`` for every s; least squares where ``M[s]`` is singular.
+
+    A start with almost no variance in some environment has a huge weight
+    ``1 / q`` there, which can make its matrix singular in float64 (chains of
+    large weights at d = 10); only that start falls back to least squares.
+    """
+    try:
+        return np.linalg.solve(M, b[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        out = np.empty_like(b)
+        for s, (m, v) in enumerate(zip(M, b)):
+            try:
+                out[s] = np.linalg.solve(m, v)
+            except np.linalg.LinAlgError:
+                out[s] = np.linalg.lstsq(m, v, rcond=None)[0]
+        return out
 
 
 def joint_direction(

@@ -118,7 +118,7 @@ def reduce_environments(
     n_latent: int,
     *,
     standardize: bool = True,
-    rank_tol: float = 1e-13,
+    rank_tol: float | None = None,
     random_state: int | np.random.Generator | None = None,
 ) -> tuple[list[np.ndarray], Reduction]:
     """Center each environment and project all onto one pooled PCA subspace.
@@ -133,9 +133,17 @@ def reduce_environments(
         Divide every column by its pooled within-environment standard
         deviation first, which makes the whole fit invariant to rescaling
         observed columns.
-    rank_tol : float
-        Relative eigenvalue below which the pooled data is called rank
-        deficient.
+    rank_tol : float or None, default=None
+        Relative eigenvalue (d-th over first, in standardised units) at or
+        below which the pooled data is called rank deficient. ``None``: the
+        float64 precision of the factorisation used, ``(max(N, p) eps)^2``
+        when the spectrum comes from an SVD of the data's triangular factor
+        (singular values accurate to about ``eps`` times the largest, as in
+        :func:`numpy.linalg.matrix_rank`) and ``max(N, p) eps`` when it comes
+        from a Gram matrix or a randomised SVD (eigenvalues accurate to about
+        ``eps`` times the largest), with ``N = sum(n_k)``. Only directions
+        lost to rounding count as missing: ill-conditioned but full-rank data
+        (chains of large causal weights) are fitted.
     random_state : int, Generator or None
         Seeds the randomised SVD (dask inputs with many columns only), from a
         child stream spawned from it: a Generator passed here is not advanced.
@@ -175,6 +183,7 @@ def reduce_environments(
     scale[ignored] = np.inf
 
     p, d = unit.size, n_latent
+    eps_rel = max(n_total, p) * np.finfo(float).eps
     if any(is_dask(x) for x in X_list) and p > min(n_total, DASK_EXACT_MAX_FEATURES):
         n_comp = min(n_total, p, max(N_LEADING_EIGENVALUES, 2 * d))
         # A spawned child stream: the caller's generator is not advanced, so the
@@ -182,19 +191,19 @@ def reduce_environments(
         child = as_generator(random_state).spawn(1)[0]
         s, vt = randomized_pca(X_list, moments.means, scale, n_comp, draw_seed(child))
         eigvals = s**2 / n_total
-        _check_rank(eigvals, d, rank_tol, partly)
+        _check_rank(eigvals, d, eps_rel if rank_tol is None else rank_tol, partly)
         loadings = vt[:d].T
         factor = None
     elif p <= n_total:
         factor = pooled_r_factor(X_list, moments.means, scale)
         _, s, vt = np.linalg.svd(factor)
         eigvals = s**2 / n_total
-        _check_rank(eigvals, d, rank_tol, partly)
+        _check_rank(eigvals, d, eps_rel**2 if rank_tol is None else rank_tol, partly)
         loadings = vt[:d].T
     else:
         eigvals, left = np.linalg.eigh(pooled_gram(X_list, moments.means, scale))
         eigvals, left = np.maximum(eigvals[::-1], 0.0), left[:, ::-1]
-        _check_rank(eigvals, d, rank_tol, partly)
+        _check_rank(eigvals, d, eps_rel if rank_tol is None else rank_tol, partly)
         loadings = project_gram_loadings(
             X_list, moments.means, scale, left[:, :d] / np.sqrt(eigvals[:d])
         )

@@ -127,7 +127,12 @@ def test_cli_rejects_two_dask_options():
 def test_n_curve_cells_table_and_figure(tmp_path):
     import pandas as pd
 
-    from creator_plugin.benchmark.curves import n_curve_figure, n_curve_grid, n_curve_markdown
+    from creator_plugin.benchmark.curves import (
+        n_curve_failures,
+        n_curve_figure,
+        n_curve_grid,
+        n_curve_markdown,
+    )
 
     cells = n_curve_grid([2, 3], [200, 400], edge_prob={3: 0.3})
     assert [(c["n_latent"], c["n_environments"], c["n_samples"], c["edge_prob"])
@@ -142,6 +147,16 @@ def test_n_curve_cells_table_and_figure(tmp_path):
     table = n_curve_markdown(df)
     lines = table.splitlines()
     assert len(lines) == 2 + 4  # header, rule, one row per (d, n)
-    assert lines[-1].startswith("| 3 | 0.3 | 400 |") and lines[-1].endswith("| 1 (1) |")
+    # two fits per cell, one failed: counted, and the mean (of the other) marked
+    assert lines[-1].startswith("| 3 | 0.3 | 400 |") and lines[-1].endswith("| 2 (1) |")
+    assert all(" † |" in line for line in lines[2:])
+    assert len(n_curve_failures(df).splitlines()) == 4
     path = n_curve_figure(df, tmp_path / "curve.png")
     assert path.exists() and path.stat().st_size > 1000
+    # a cell whose every fit failed still has its row, never silently dropped
+    only_failed = pd.DataFrame(rows + run_grid(n_curve_grid([4], [100]), [5, 6], ["broken"],
+                                               method_table=TABLE))
+    last = n_curve_markdown(only_failed).splitlines()[-1]
+    assert last.startswith("| 4 | 0.5 | 100 | nan †") and last.endswith("| 2 (2) |")
+    assert "failed: d=4 n=100 seed=6" in n_curve_failures(only_failed)
+    assert n_curve_figure(only_failed, tmp_path / "curve2.png").exists()

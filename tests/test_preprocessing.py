@@ -146,3 +146,39 @@ def test_reduction_is_whitened_and_matches_a_dense_pca():
     Z = np.vstack([(x - m) / red.scale for x, m in zip(sim.X, red.env_means)])
     np.testing.assert_allclose(red.explained_variance,
                                np.linalg.svd(Z, compute_uv=False) ** 2 / len(Z), rtol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def sim3_square():
+    return simulate(3, 4, 1000, random_state=0)
+
+
+def test_ill_conditioned_full_rank_data_are_fitted_like_the_well_conditioned_data(
+    sim3_square, fit
+):
+    """A near-collinear but invertible mixing (smallest pooled eigenvalue ~1e-15 of the
+    largest, as chains of large weights give at d = 10) is well posed in float64: the
+    fit equals the fit of the unmixed data."""
+    X = sim3_square.X
+    mixing = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 3e-7]])
+    X_ill = [x @ mixing for x in X]
+    _, reduction = reduce_environments(X_ill, 3)
+    ev = reduction.explained_variance
+    assert ev[2] / ev[0] < 1e-13  # refused as "rank deficient" by the old fixed tolerance
+    base, ill = fit(X, 3), fit(X_ill, 3)
+    np.testing.assert_array_equal(ill.adjacency_matrix_, base.adjacency_matrix_)
+    corr = np.corrcoef(np.vstack(base.latents_).T, np.vstack(ill.latents_).T)[:3, 3:]
+    np.testing.assert_allclose(np.abs(np.diag(corr)), 1.0, atol=1e-6)
+    assert metrics.evaluate_model(ill, sim3_square)["shd"] == 0
+
+
+@pytest.mark.parametrize("p_first", [True, False])
+def test_exactly_collinear_columns_are_refused_on_both_routes(sim3_square, p_first):
+    """The third column is an exact combination of the first two (rank 2 < n_latent = 3),
+    on the triangular-factor route (p <= N) and the Gram route (p > N)."""
+    X = [x @ np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+         for x in sim3_square.X]
+    if not p_first:
+        X = [np.tile(x[:20], (1, 30)) for x in X]  # p = 90 > N = 80
+    with pytest.raises(ValueError, match="rank deficient: the pooled data spans only 2"):
+        reduce_environments(X, 3)

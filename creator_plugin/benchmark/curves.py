@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .figures import _ok, _table
 
-__all__ = ["n_curve_grid", "n_curve_markdown", "n_curve_figure"]
+__all__ = ["n_curve_grid", "n_curve_markdown", "n_curve_failures", "n_curve_figure"]
 
 
 def n_curve_grid(
@@ -53,15 +53,29 @@ def n_curve_grid(
 
 
 def _curve_stats(df):
-    ok = _ok(df)
-    return ok.groupby(["n_latent", "edge_prob", "n_samples"]).agg(
+    """Means over the successful fits of every (d, edge prob., n), with the failed count.
+
+    Every cell that ran appears, also one whose fits all failed (its means are NaN).
+    """
+    keys = ["n_latent", "edge_prob", "n_samples"]
+    stats = _ok(df).groupby(keys).agg(
         shd=("shd", "mean"), locr2=("locr2", "mean"), exact=("exact_dag", "mean"),
         edges=("n_true_edges", "mean"), seconds=("seconds", "mean"), seeds=("seed", "count"),
     )
+    failed = (df["status"] != "ok").groupby([df[k] for k in keys]).sum()
+    stats = stats.reindex(failed.index)
+    stats["seeds"] = stats["seeds"].fillna(0).astype(int)
+    stats["failed"] = failed.astype(int)
+    return stats
 
 
 def n_curve_markdown(df) -> str:
     """Markdown table: one row per (d, n) with mean SHD, LocR², exact-DAG share and s/fit.
+
+    Means are over the successful fits; the last column counts the fits and
+    the failed ones, and a cell with failures has its mean SHD marked ``†``
+    (the failed seeds are not in the mean, so it is not a mean over every
+    seed). The errors themselves are in the CSV's ``error`` column.
 
     Parameters
     ----------
@@ -73,19 +87,40 @@ def n_curve_markdown(df) -> str:
     -------
     str
     """
-    stats = _curve_stats(df)
-    failed = df[df["status"] != "ok"].groupby(["n_latent", "n_samples"]).size()
     rows = []
-    for (d, p, n), r in stats.iterrows():
-        rows.append([str(d), f"{p:g}", str(n), f"{r.shd:.2f}", f"{r.locr2:.3f}",
+    for (d, p, n), r in _curve_stats(df).iterrows():
+        mark = " †" if r.failed else ""
+        rows.append([str(d), f"{p:g}", str(n), f"{r.shd:.2f}{mark}", f"{r.locr2:.3f}",
                      f"{r.exact:.2f}", f"{r.edges:.1f}", f"{r.seconds:.2f}",
-                     f"{int(r.seeds)} ({int(failed.get((d, n), 0))})"])
+                     f"{int(r.seeds) + int(r.failed)} ({int(r.failed)})"])
     return _table(["d = K", "edge prob.", "n per env.", "mean SHD", "mean LocR²",
                    "exact DAG", "true edges", "s/fit", "fits (failed)"], rows)
 
 
+def n_curve_failures(df) -> str:
+    """One line per failed fit (d, n, seed and the error), or ``""`` when none failed.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        As for :func:`n_curve_markdown`.
+
+    Returns
+    -------
+    str
+    """
+    failed = df[df["status"] != "ok"]
+    return "\n".join(
+        f"failed: d={r.n_latent} n={r.n_samples} seed={r.seed}: {r.error}"
+        for r in failed.itertuples()
+    )
+
+
 def n_curve_figure(df, path: str | Path, dpi: int = 100) -> Path:
     """Mean SHD (left) and mean LocR² (right) against n, one line per d.
+
+    A point whose cell had failed fits is drawn hollow (its mean leaves
+    those seeds out).
 
     Parameters
     ----------
@@ -104,14 +139,20 @@ def n_curve_figure(df, path: str | Path, dpi: int = 100) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stats = _curve_stats(df).reset_index()
+    stats = _curve_stats(df).reset_index().dropna(subset=["shd"])
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for (d, p), g in stats.groupby(["n_latent", "edge_prob"]):
         label = f"d = K = {d}" + ("" if p == 0.5 else f" (edge prob. {p:g})")
-        axes[0].plot(g["n_samples"], g["shd"], marker="o", label=label)
-        axes[1].plot(g["n_samples"], g["locr2"], marker="o", label=label)
+        hit = g[g["failed"] > 0]
+        for ax, col in zip(axes, ("shd", "locr2")):
+            line, = ax.plot(g["n_samples"], g[col], marker="o", label=label)
+            ax.plot(hit["n_samples"], hit[col], "o", markersize=9, markerfacecolor="white",
+                    color=line.get_color())
+    ns = sorted(stats["n_samples"].unique())
     for ax, name in zip(axes, ("mean SHD", "mean LocR²")):
         ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
         ax.set_xlabel("rows per environment (n)")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)

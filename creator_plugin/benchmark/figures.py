@@ -165,7 +165,10 @@ def mean_metrics(df, by: list[str]):
         exact_dag_share=("exact_dag", "mean"), correct_order_share=("correct_order", "mean"),
         seconds_per_fit=("seconds", "mean"),
     )
-    out.insert(1, "failed", failed.reindex(out.index).fillna(0).astype(int))
+    # A group whose every fit failed keeps its row (fits 0, means NaN).
+    out = out.reindex(failed.index)
+    out["fits"] = out["fits"].fillna(0).astype(int)
+    out.insert(1, "failed", failed.astype(int))
     return out.reset_index()
 
 
