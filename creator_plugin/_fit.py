@@ -68,6 +68,9 @@ class FitResult:
         Encoder, ``latent = components @ (x - mean)``.
     mixing : ndarray (p, d)
         Decoder (least squares on the training data).
+    feature_latent_cov : ndarray (p, d)
+        Pooled within-environment covariance of every column with every
+        latent (from the decoder's cross products; no second pass).
     mean : ndarray (p,)
         Pooled mean of the data.
     latents : list of ndarray (n_k, d)
@@ -97,6 +100,7 @@ class FitResult:
     adjacency: np.ndarray
     components: np.ndarray
     mixing: np.ndarray
+    feature_latent_cov: np.ndarray
     mean: np.ndarray
     latents: list[np.ndarray]
     sem: SEMParameters
@@ -213,7 +217,7 @@ def fit_arrays(
     n_rows = np.array([y.shape[0] for y in entangled])
     mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
-    latents, mixing = _encode_decode(X_list, mean, components, red)
+    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
     found += _structure_warnings(adjacency, K)
@@ -254,25 +258,32 @@ def fit_arrays(
             for kind in verdict.kinds
         ]
     return FitResult(
-        adjacency, components, mixing, mean, latents, sem, red, order, entangled, tested,
+        adjacency, components, mixing, feature_latent_cov, mean, latents, sem, red, order, entangled, tested,
         decisions, found, diagnostics,
     )
 
 
 def _encode_decode(
     X_list: list, mean: np.ndarray, components: np.ndarray, red: Reduction
-) -> tuple[list[np.ndarray], np.ndarray]:
-    """The latents of every environment and the least-squares decoder (p, d), in one pass.
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The latents, the least-squares decoder (p, d) and the feature-latent covariance.
 
-    The decoder solves the normal equations of ``x - mean ~= mixing @ latent``
-    over all rows, every column divided by a unit of its own size so that
-    the sums stay finite at any data scale.
+    One pass over the data. The decoder solves the normal equations of
+    ``x - mean ~= mixing @ latent`` over all rows, every column divided by a
+    unit of its own size so that the sums stay finite at any data scale.
+    The pooled within-environment covariance of the columns with the
+    latents follows from the same cross products: ``sum_k (x - mean)^T L_k``
+    minus every environment's ``n_k (xbar_k - mean) Lbar_k^T``.
     """
     spread = np.abs(red.env_means - mean).max(axis=0)
     unit = np.where(np.isfinite(red.scale), red.scale, np.where(spread > 0, spread, 1.0))
     latents, cross = encode(X_list, mean, components.T, unit)
     gram = sum(L.T @ L for L in latents)
-    return latents, (np.linalg.solve(gram, cross) * unit).T
+    n_rows = np.array([L.shape[0] for L in latents])
+    between = sum(n * np.outer((m - mean) / unit, L.mean(axis=0))
+                  for n, m, L in zip(n_rows, red.env_means, latents))
+    cov = (cross.T - between) * unit[:, None] / n_rows.sum()
+    return latents, (np.linalg.solve(gram, cross) * unit).T, cov
 
 
 def _reduction_warnings(red: Reduction) -> list[FitWarning]:

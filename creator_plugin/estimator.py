@@ -390,9 +390,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.mixing_ = result.mixing
         self.mean_ = result.mean
         self.feature_sd_ = pooled_sd(X_list)
-        self.feature_latent_cov_ = sum(
-            (x - x.mean(axis=0)).T @ (L - L.mean(axis=0)) for x, L in zip(X_list, result.latents)
-        ) / sum(x.shape[0] for x in X_list)
+        self.feature_latent_cov_ = result.feature_latent_cov
         self.latents_ = result.latents
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._passes import row_blocks
+from ._passes import column_moments, row_blocks
 
 __all__ = [
     "SEMParameters",
@@ -24,23 +24,25 @@ __all__ = [
 ]
 
 
-def pooled_sd(arrays: list[np.ndarray]) -> np.ndarray:
+def pooled_sd(arrays: list) -> np.ndarray:
     """Pooled within-environment SD of every column.
+
+    From :func:`creator_plugin._passes.column_moments`: one block of rows at
+    a time in every column's own units (no square overflows or underflows,
+    no copy and no ``c x c`` matrix), through dask for dask arrays.
 
     Parameters
     ----------
-    arrays : list of ndarray (n_k, c)
+    arrays : list of ndarray or dask array (n_k, c)
         One array per environment; each is centred on its own mean.
 
     Returns
     -------
     ndarray (c,)
     """
-    # In every column's own units, so that squares neither overflow nor underflow.
-    top = np.max([np.maximum(a.max(axis=0), -a.min(axis=0)) for a in arrays], axis=0)
-    top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
-    ss = sum(np.diag(centred_scatter(a, a.mean(axis=0), scale=top)) for a in arrays)
-    return top * np.sqrt(ss / sum(a.shape[0] for a in arrays))
+    m = column_moments(arrays)
+    unit = np.where(np.isfinite(m.magnitude) & (m.magnitude > 0), m.magnitude, 1.0)
+    return unit * np.sqrt((m.n_rows[:, None] * (m.sds / unit) ** 2).sum(axis=0) / m.n_rows.sum())
 
 
 def regression_matrices(noises: list[np.ndarray], entangled: list[np.ndarray]) -> np.ndarray:
