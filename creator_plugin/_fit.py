@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._passes import encode
+from ._passes import encode, row_blocks
 from ._random import as_generator
 from .disentangle import disentangling_matrix
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
@@ -81,10 +81,11 @@ class FitResult:
         The shared reduction to d dimensions.
     ordering : OrderingResult
         Directions, noises and per-step diagnostics of the ordering step.
-    entangled : list of ndarray (n_k, d)
+    entangled : list of ndarray (n_k, d), or None
         Entangled features, scaled to unit pooled within-environment SD (the
         arrays of ``ordering.entangled``, rescaled in place together with
-        ``ordering.alphas``).
+        ``ordering.alphas``); None (and ``ordering.noises`` None) unless
+        ``fit_arrays(keep_features=True)``.
     coefficients : ndarray (K, d, d)
         The coefficients the pruning rule tested (standardised, or the
         paper's raw ones for ``pruning="rank_raw"``, which the
@@ -128,6 +129,7 @@ def fit_arrays(
     weak_evidence_level: float = 0.1,
     quality: bool = True,
     check_n_latent: bool = True,
+    keep_features: bool = False,
     random_state: int | np.random.Generator | None = None,
 ) -> FitResult:
     """Run CREATOR's three steps on validated arrays.
@@ -150,6 +152,12 @@ def fit_arrays(
     check_n_latent : bool, default=True
         Whether the verdict checks ``n_latent`` against the data (pointless
         when :func:`creator_plugin.select_n_latent` chose it).
+    keep_features : bool, default=False
+        Keep the ordering's noises and the entangled features
+        (``FitResult.ordering.noises``, ``FitResult.entangled``). Each is as
+        large as the latents; by default they are released before the
+        latents are computed, so a fit holds at most two ``(n_k, d)``
+        arrays per environment at a time.
     random_state : int, Generator or None
         Seeds the ordering step, then the verdict's randomised checks.
 
@@ -176,8 +184,16 @@ def fit_arrays(
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
         n_refine=n_refine, polish=polish, canonical=pruning != "rank_raw",
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
+        materialize=False,
     )
-    del X_red  # the ordering's noises and features are all the later steps need
+    # The noises, then the entangled features in place of the reduced data
+    # (X_red is ours): two (n_k, d) arrays per environment at most.
+    order.noises = [x @ T for x, T in zip(X_red, order.noise_maps)]
+    for x in X_red:
+        for rows in row_blocks(x.shape[0], x.shape[1]):
+            x[rows] = x[rows] @ order.alphas
+    order.entangled = X_red
+    del X_red, x
 
     # Step 2: pruning.
     feature_sd = pooled_sd(order.entangled)
@@ -189,6 +205,7 @@ def fit_arrays(
     alphas = order.alphas = order.alphas / feature_sd
     for y in order.entangled:
         y /= feature_sd
+    del y
     entangled = order.entangled
     B = regression_matrices(order.noises, entangled)
     if pruning != "rank_raw":
@@ -217,6 +234,9 @@ def fit_arrays(
     n_rows = np.array([y.shape[0] for y in entangled])
     mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
+    if not keep_features:
+        # Only d x d results are needed from here on: room for the latents.
+        order.noises = order.entangled = entangled = None
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
@@ -258,8 +278,8 @@ def fit_arrays(
             for kind in verdict.kinds
         ]
     return FitResult(
-        adjacency, components, mixing, feature_latent_cov, mean, latents, sem, red, order, entangled, tested,
-        decisions, found, diagnostics,
+        adjacency, components, mixing, feature_latent_cov, mean, latents, sem, red, order,
+        entangled, tested, decisions, found, diagnostics,
     )
 
 
