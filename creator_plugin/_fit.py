@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._passes import encode, row_blocks
+from ._passes import MappedArrays, encode, project
 from ._random import as_generator
 from .disentangle import disentangling_matrix
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
@@ -178,38 +178,32 @@ def fit_arrays(
     X_red, red = reduce_environments(X_list, d, standardize=standardize, random_state=rng)
     found += _reduction_warnings(red)
 
-    # Step 1: order, noises and entangled features.
+    # Step 1: order, noises and entangled features. The search overwrites
+    # X_red with its residuals and projects the data again afterwards.
+    to_reduced = red.projection / red.scale[:, None]
     order = topological_ordering(
         X_red, scorer=scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
         n_refine=n_refine, polish=polish, canonical=pruning != "rank_raw",
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
         materialize=False,
+        reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
     )
-    # The noises, then the entangled features in place of the reduced data
-    # (X_red is ours): two (n_k, d) arrays per environment at most.
-    order.noises = [x @ T for x, T in zip(X_red, order.noise_maps)]
-    for x in X_red:
-        for rows in row_blocks(x.shape[0], x.shape[1]):
-            x[rows] = x[rows] @ order.alphas
-    order.entangled = X_red
-    del X_red, x
+    # The noises and entangled features are linear maps of X_red: the later
+    # steps read them one environment at a time (d x d results only).
+    noises = MappedArrays(X_red, order.noise_maps)
 
     # Step 2: pruning.
-    feature_sd = pooled_sd(order.entangled)
+    feature_sd = pooled_sd(MappedArrays(X_red, [order.alphas] * K))
     if pruning == "rank_raw":
         reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
-        tested = paper_coefficients(order.noises, order.entangled, reference)
-    # Unit pooled variance for the entangled features fixes their arbitrary
-    # scale; rescaled in place, as a copy would cost another n x d per environment.
+        tested = paper_coefficients(noises, MappedArrays(X_red, [order.alphas] * K), reference)
+    # Unit pooled variance for the entangled features fixes their arbitrary scale.
     alphas = order.alphas = order.alphas / feature_sd
-    for y in order.entangled:
-        y /= feature_sd
-    del y
-    entangled = order.entangled
-    B = regression_matrices(order.noises, entangled)
+    entangled = MappedArrays(X_red, [alphas] * K)
+    B = regression_matrices(noises, entangled)
     if pruning != "rank_raw":
-        tested = standardised_coefficients(B, order.noises, entangled)
+        tested = standardised_coefficients(B, noises, entangled)
     if prune_threshold == "auto":
         prune_threshold = default_threshold(pruning, K)
     adjacency, decisions = prune(tested, rule=pruning, threshold=prune_threshold)
@@ -218,25 +212,30 @@ def fit_arrays(
     # within-environment variance and positive pooled covariance with the
     # entangled feature of the same position (from d x d moments: the
     # disentangled features are never formed).
-    gram = sum(y.T @ y for y in entangled)
-    scatter = sum(centred_scatter(y, y.mean(axis=0)) for y in entangled)
-    n_total = sum(y.shape[0] for y in entangled)
+    gram, scatter = np.zeros((d, d)), np.zeros((d, d))
+    for y in entangled:
+        gram += y.T @ y
+        scatter += centred_scatter(y, y.mean(axis=0))
+    del y
+    n_rows = np.array([x.shape[0] for x in X_red])
+    n_total = int(n_rows.sum())
     if pruning == "rank_raw":
         # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
         # the coordinates of the raw features (paper_scales); map its C to `entangled`.
-        raw = feature_sd * paper_scales(order.noises, reference)
+        raw = feature_sd * paper_scales(noises, reference)
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
         C = disentangling_matrix(B, adjacency)
     cov = np.diag(gram @ C)
     C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
 
-    n_rows = np.array([y.shape[0] for y in entangled])
     mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
-    if not keep_features:
-        # Only d x d results are needed from here on: room for the latents.
-        order.noises = order.entangled = entangled = None
+    order.noises = list(noises) if keep_features else None
+    order.entangled = list(entangled) if keep_features else None
+    entangled = order.entangled
+    # Only d x d results are needed from here on: room for the latents.
+    del X_red, noises
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 

@@ -597,6 +597,7 @@ def topological_ordering(
     canonical: bool = True,
     measurement_basis: np.ndarray | None = None,
     materialize: bool = True,
+    reload=None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -640,6 +641,14 @@ def topological_ordering(
         their maps (``noise_maps``, ``alphas``) are returned, which the
         caller applies to ``X_red`` when and where it has room (the fit does
         so in place).
+    reload : callable, optional
+        ``reload(k)`` returns ``X_red[k]`` afresh (the fit projects the data
+        again). When given, the list ``X_red`` and its arrays are the
+        search's work space: the arrays are overwritten with each step's
+        residuals (updated in place, so no second ``(n_k, d)`` array per
+        environment exists during the search) and the list's entries are
+        replaced by ``reload(k)`` afterwards. Only for callers that own
+        ``X_red``.
 
     Returns
     -------
@@ -662,17 +671,22 @@ def topological_ordering(
     for i in range(d):
         m = d - i
         residual_maps = [_residual_map(S, T[:, :i]) for S, T in zip(grams, maps)]
+        if reload is not None:
+            # X_red's arrays hold this step's residuals already.
+            residual_maps_used = [None] * K
+        else:
+            residual_maps_used = residual_maps
         ica_dirs = []
         # One environment's residuals at a time next to FastICA's copies of
         # them; all environments' only afterwards, for the scores.
-        for x, P in zip(X_red, residual_maps):
+        for x, P in zip(X_red, residual_maps_used):
             dirs, ok = ica_directions(
                 x if P is None else x @ P, m, random_state=draw_seed(rng),
                 max_iter=ica_max_iter, tol=ica_tol, fun=ica_fun,
             )
             not_converged += not ok
             ica_dirs.append(dirs)
-        R_list = [x if P is None else x @ P for x, P in zip(X_red, residual_maps)]
+        R_list = [x if P is None else x @ P for x, P in zip(X_red, residual_maps_used)]
         candidates = np.hstack(ica_dirs)
         score_options = {"rng": rng, "basis": measurement_basis, **(scorer_options or {})}
         scores = score_fn(R_list, candidates, ica_dirs, **score_options)
@@ -719,9 +733,22 @@ def topological_ordering(
                 **(refined or {}),
             }
         )
+        if reload is not None and i + 1 < d:
+            # Next step's residuals in place: R - z (z^T z)^{-1} z^T R with
+            # z = R alpha (z is orthogonal to the earlier noises already).
+            for R in R_list:
+                Sr = R.T @ R
+                Q = np.eye(d) - np.outer(alpha, alpha @ Sr) / max(float(alpha @ Sr @ alpha),
+                                                                  1e-300)
+                for rows in row_blocks(R.shape[0], d):
+                    R[rows] = R[rows] @ Q
         # n x d per environment: freed before the next step builds its own
         # residuals, and not needed by the polish.
         del R_list
+    if reload is not None:
+        for k in range(K):
+            X_red[k] = None  # frees the work space before its replacement exists
+            X_red[k] = reload(k)
     polish_info = None
     if polish:
         polished, polish_info = polish_directions(X_red, alphas)
