@@ -82,10 +82,9 @@ class FitResult:
     ordering : OrderingResult
         Directions, noises and per-step diagnostics of the ordering step.
     entangled : list of ndarray (n_k, d), or None
-        Entangled features, scaled to unit pooled within-environment SD (the
-        arrays of ``ordering.entangled``, rescaled in place together with
-        ``ordering.alphas``); None (and ``ordering.noises`` None) unless
-        ``fit_arrays(keep_features=True)``.
+        Entangled features ``X_red @ ordering.alphas``, scaled to unit pooled
+        within-environment SD (the arrays of ``ordering.entangled``); None
+        (and ``ordering.noises`` None) unless ``fit_arrays(keep_features=True)``.
     coefficients : ndarray (K, d, d)
         The coefficients the pruning rule tested (standardised, or the
         paper's raw ones for ``pruning="rank_raw"``, which the
@@ -153,11 +152,12 @@ def fit_arrays(
         Whether the verdict checks ``n_latent`` against the data (pointless
         when :func:`creator_plugin.select_n_latent` chose it).
     keep_features : bool, default=False
-        Keep the ordering's noises and the entangled features
+        Return the ordering's noises and the entangled features as arrays
         (``FitResult.ordering.noises``, ``FitResult.entangled``). Each is as
-        large as the latents; by default they are released before the
-        latents are computed, so a fit holds at most two ``(n_k, d)``
-        arrays per environment at a time.
+        large as the latents; by default they are never formed whole (the
+        later steps read them as ``d x d`` maps of the reduced data, one
+        environment at a time), so a fit adds less than twice its input
+        even when p = d.
     random_state : int, Generator or None
         Seeds the ordering step, then the verdict's randomised checks.
 
