@@ -34,6 +34,10 @@ _GAUSS_LOGCOSH = integrate.quad(
 #: Weight of the skewness term in the polish's contrast (see :func:`polish_directions`).
 _SKEW_WEIGHT = 0.3
 
+#: Rows per environment FastICA proposes candidate directions from when the
+#: refinement re-estimates them on every row (``n_refine > 0``).
+ICA_MAX_ROWS = 100_000
+
 
 def _logcosh_excess(t: np.ndarray) -> np.ndarray:
     """Mean log cosh of standardised columns minus its Gaussian value (0 if Gaussian)."""
@@ -618,7 +622,10 @@ def topological_ordering(
         different sources from all environments jointly
         (:func:`joint_direction`), score the re-estimated directions with
         the same scorer and keep the best. ``0`` runs the paper's step
-        unchanged (the best raw candidate wins).
+        unchanged (the best raw candidate wins). With ``n_refine > 0`` the
+        candidates are only starts, so FastICA proposes them from at most
+        :data:`ICA_MAX_ROWS` evenly spaced rows per environment; scores,
+        refinement and polish use every row.
     polish : bool, default=True
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
@@ -678,8 +685,13 @@ def topological_ordering(
             residual_maps_used = residual_maps
         ica_dirs = []
         # One environment's residuals at a time next to FastICA's copies of
-        # them; all environments' only afterwards, for the scores.
+        # them; all environments' only afterwards, for the scores. With the
+        # refinement the ICA's directions are only starts (scored, refined and
+        # polished on every row), so FastICA sees at most ICA_MAX_ROWS evenly
+        # spaced rows (a view).
         for x, P in zip(X_red, residual_maps_used):
+            if n_refine > 0:
+                x = x[:: -(-x.shape[0] // ICA_MAX_ROWS)]
             dirs, ok = ica_directions(
                 x if P is None else x @ P, m, random_state=draw_seed(rng),
                 max_iter=ica_max_iter, tol=ica_tol, fun=ica_fun,
