@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._passes import encode
+from ._passes import MappedArrays, encode, project
 from ._random import as_generator
 from .disentangle import disentangling_matrix
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
@@ -68,6 +68,10 @@ class FitResult:
         Encoder, ``latent = components @ (x - mean)``.
     mixing : ndarray (p, d)
         Decoder (least squares on the training data).
+    feature_latent_cov : ndarray (p, d)
+        Pooled within-environment covariance of every column with every
+        latent (divisor ``N``; from the decoder's cross products, no second
+        pass).
     mean : ndarray (p,)
         Pooled mean of the data.
     latents : list of ndarray (n_k, d)
@@ -78,10 +82,10 @@ class FitResult:
         The shared reduction to d dimensions.
     ordering : OrderingResult
         Directions, noises and per-step diagnostics of the ordering step.
-    entangled : list of ndarray (n_k, d)
-        Entangled features, scaled to unit pooled within-environment SD (the
-        arrays of ``ordering.entangled``, rescaled in place together with
-        ``ordering.alphas``).
+    entangled : list of ndarray (n_k, d), or None
+        Entangled features ``X_red @ ordering.alphas``, scaled to unit pooled
+        within-environment SD (the arrays of ``ordering.entangled``); None
+        (and ``ordering.noises`` None) unless ``fit_arrays(keep_features=True)``.
     coefficients : ndarray (K, d, d)
         The coefficients the pruning rule tested (standardised, or the
         paper's raw ones for ``pruning="rank_raw"``, which the
@@ -92,14 +96,12 @@ class FitResult:
         What the estimator should warn about.
     diagnostics : dict
         The estimator's ``diagnostics_`` without its ``"warnings"`` entry.
-    feature_latent_cov : ndarray (p, d)
-        Pooled within-environment covariance of every measurement with every
-        latent (divisor ``N``).
     """
 
     adjacency: np.ndarray
     components: np.ndarray
     mixing: np.ndarray
+    feature_latent_cov: np.ndarray
     mean: np.ndarray
     latents: list[np.ndarray]
     sem: SEMParameters
@@ -110,7 +112,6 @@ class FitResult:
     decisions: list[dict]
     warnings: list[FitWarning] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
-    feature_latent_cov: np.ndarray | None = None
 
 
 def fit_arrays(
@@ -128,6 +129,7 @@ def fit_arrays(
     weak_evidence_level: float = 0.1,
     quality: bool = True,
     check_n_latent: bool = True,
+    keep_features: bool = False,
     random_state: int | np.random.Generator | None = None,
 ) -> FitResult:
     """Run CREATOR's three steps on validated arrays.
@@ -150,6 +152,13 @@ def fit_arrays(
     check_n_latent : bool, default=True
         Whether the verdict checks ``n_latent`` against the data (pointless
         when :func:`creator_plugin.select_n_latent` chose it).
+    keep_features : bool, default=False
+        Return the ordering's noises and the entangled features as arrays
+        (``FitResult.ordering.noises``, ``FitResult.entangled``). Each is as
+        large as the latents; by default they are never formed whole (the
+        later steps read them as ``d x d`` maps of the reduced data, one
+        environment at a time), so a fit adds less than twice its input
+        even when p = d.
     random_state : int, Generator or None
         Seeds the ordering step, then the verdict's randomised checks.
 
@@ -170,29 +179,32 @@ def fit_arrays(
     X_red, red = reduce_environments(X_list, d, standardize=standardize, random_state=rng)
     found += _reduction_warnings(red)
 
-    # Step 1: order, noises and entangled features.
+    # Step 1: order, noises and entangled features. The search overwrites
+    # X_red with its residuals and projects the data again afterwards.
+    to_reduced = red.projection / red.scale[:, None]
     order = topological_ordering(
         X_red, scorer=scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
         n_refine=n_refine, polish=polish, canonical=pruning != "rank_raw",
         measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
+        materialize=False,
+        reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
     )
-    del X_red  # the ordering's noises and features are all the later steps need
+    # The noises and entangled features are linear maps of X_red: the later
+    # steps read them one environment at a time (d x d results only).
+    noises = MappedArrays(X_red, order.noise_maps)
 
     # Step 2: pruning.
-    feature_sd = pooled_sd(order.entangled)
+    feature_sd = pooled_sd(MappedArrays(X_red, [order.alphas] * K))
     if pruning == "rank_raw":
         reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
-        tested = paper_coefficients(order.noises, order.entangled, reference)
-    # Unit pooled variance for the entangled features fixes their arbitrary
-    # scale; rescaled in place, as a copy would cost another n x d per environment.
+        tested = paper_coefficients(noises, MappedArrays(X_red, [order.alphas] * K), reference)
+    # Unit pooled variance for the entangled features fixes their arbitrary scale.
     alphas = order.alphas = order.alphas / feature_sd
-    for y in order.entangled:
-        y /= feature_sd
-    entangled = order.entangled
-    B = regression_matrices(order.noises, entangled)
+    entangled = MappedArrays(X_red, [alphas] * K)
+    B = regression_matrices(noises, entangled)
     if pruning != "rank_raw":
-        tested = standardised_coefficients(B, order.noises, entangled)
+        tested = standardised_coefficients(B, noises, entangled)
     if prune_threshold == "auto":
         prune_threshold = default_threshold(pruning, K)
     adjacency, decisions = prune(tested, rule=pruning, threshold=prune_threshold)
@@ -201,22 +213,30 @@ def fit_arrays(
     # within-environment variance and positive pooled covariance with the
     # entangled feature of the same position (from d x d moments: the
     # disentangled features are never formed).
-    gram = sum(y.T @ y for y in entangled)
-    scatter = sum(centred_scatter(y, y.mean(axis=0)) for y in entangled)
-    n_total = sum(y.shape[0] for y in entangled)
+    gram, scatter = np.zeros((d, d)), np.zeros((d, d))
+    for y in entangled:
+        gram += y.T @ y
+        scatter += centred_scatter(y, y.mean(axis=0))
+    del y
+    n_rows = np.array([x.shape[0] for x in X_red])
+    n_total = int(n_rows.sum())
     if pruning == "rank_raw":
         # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
         # the coordinates of the raw features (paper_scales); map its C to `entangled`.
-        raw = feature_sd * paper_scales(order.noises, reference)
+        raw = feature_sd * paper_scales(noises, reference)
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
         C = disentangling_matrix(B, adjacency)
     cov = np.diag(gram @ C)
     C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
 
-    n_rows = np.array([y.shape[0] for y in entangled])
     mean = n_rows @ red.env_means / n_total
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
+    order.noises = list(noises) if keep_features else None
+    order.entangled = list(entangled) if keep_features else None
+    entangled = order.entangled
+    # Only d x d results are needed from here on: room for the latents.
+    del X_red, noises
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
@@ -258,8 +278,8 @@ def fit_arrays(
             for kind in verdict.kinds
         ]
     return FitResult(
-        adjacency, components, mixing, mean, latents, sem, red, order, entangled, tested,
-        decisions, found, diagnostics, feature_latent_cov,
+        adjacency, components, mixing, feature_latent_cov, mean, latents, sem, red, order,
+        entangled, tested, decisions, found, diagnostics,
     )
 
 

@@ -10,13 +10,14 @@ small result. No function here modifies its inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
     "ColumnMoments",
+    "MappedArrays",
     "column_moments",
     "encode",
     "is_dask",
@@ -29,6 +30,25 @@ __all__ = [
 
 #: Elements in one block of temporaries (8 MB of float64).
 BLOCK_ELEMENTS = 2**20
+
+
+class MappedArrays(Sequence):
+    """``arrays[k] @ maps[k]`` for every k, each computed when read.
+
+    A list of per-environment ``(n_k, d)`` arrays for functions that visit
+    the environments one at a time: only the one being read exists.
+    """
+
+    def __init__(self, arrays: list[np.ndarray], maps: list[np.ndarray]):
+        self._arrays, self._maps = arrays, maps
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(len(self))[k]]
+        return self._arrays[k] @ self._maps[k]
 
 
 def is_dask(x) -> bool:

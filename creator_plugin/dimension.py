@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import linalg, optimize, stats
 
+from ._passes import is_dask, row_blocks
+from ._random import as_generator
 from ._validation import check_environments
 
 __all__ = [
@@ -47,6 +49,13 @@ _RANK_TOL = 1e-10
 # Smallest uniqueness (noise share of a standardised column) the factor fit
 # may use; 5 % measurement noise is a uniqueness of 0.0025.
 _MIN_UNIQUENESS = 1e-8
+#: Columns :func:`n_latent_evidence` tests at most (a seeded random subset
+#: beyond): the tests' cost is cubic in the columns, their power saturates
+#: long before (a k-factor model has k * m loadings to fit on m columns).
+MAX_TEST_COLUMNS = 60
+#: Rows (at least; 10 per tested column otherwise) of the seeded subsample
+#: on which :func:`n_latent_evidence` finds the linearly independent columns.
+RANK_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -536,7 +545,142 @@ def select_n_latent(
     )
 
 
-def n_latent_evidence(X, n_latent: int, environments=None, *, alpha: float = 0.01) -> dict:
+def _subset_moments(X_list: list, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-environment means and centred scatter matrices of the columns ``cols``.
+
+    Every column is divided by its largest absolute value over all
+    environments (its unit) so that no square overflows or underflows. NumPy
+    arrays are read in blocks of rows (never copied); dask arrays are reduced
+    by dask and only the ``(m, m)`` results come back.
+
+    Returns
+    -------
+    unit : ndarray (m,)
+    means : ndarray (K, m)
+        In units.
+    scatters : ndarray (K, m, m)
+        ``sum_rows (x / unit - mean)(x / unit - mean)^T`` per environment.
+    """
+    if any(is_dask(x) for x in X_list):
+        import dask
+        import dask.array as da
+
+        subs = [da.asarray(x)[:, cols] for x in X_list]
+        highs, lows = dask.compute([s.max(axis=0) for s in subs], [s.min(axis=0) for s in subs])
+        unit = _unit(highs, lows)
+        (means,) = dask.compute([(s / unit).mean(axis=0) for s in subs])
+        (scatters,) = dask.compute([
+            (s / unit - m).T @ (s / unit - m) for s, m in zip(subs, means)
+        ])
+        return unit, np.stack(means), np.stack([np.asarray(c) for c in scatters])
+    highs, lows = [], []
+    for x in X_list:
+        hi, lo = np.full(cols.size, -np.inf), np.full(cols.size, np.inf)
+        for rows in row_blocks(x.shape[0], x.shape[1]):
+            block = x[rows][:, cols]
+            hi, lo = np.maximum(hi, block.max(axis=0)), np.minimum(lo, block.min(axis=0))
+        highs.append(hi)
+        lows.append(lo)
+    unit = _unit(highs, lows)
+    means, scatters = [], []
+    for x in X_list:
+        total = np.zeros(cols.size)
+        for rows in row_blocks(x.shape[0], x.shape[1]):
+            total += (x[rows][:, cols] / unit).sum(axis=0)
+        mean = total / x.shape[0]
+        scatter = np.zeros((cols.size, cols.size))
+        for rows in row_blocks(x.shape[0], x.shape[1]):
+            c = x[rows][:, cols] / unit
+            c -= mean
+            scatter += c.T @ c
+        means.append(mean)
+        scatters.append(scatter)
+    return unit, np.stack(means), np.stack(scatters)
+
+
+def _unit(highs: list, lows: list) -> np.ndarray:
+    top = np.max([np.maximum(np.abs(h), np.abs(lo)) for h, lo in zip(highs, lows)], axis=0)
+    return np.where(np.isfinite(top) & (top > 0), top, 1.0)
+
+
+def _row_sample(
+    X_list: list, cols: np.ndarray, n_rows: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """About ``n_rows`` rows of the columns ``cols``, drawn in proportion to the environments.
+
+    Every row when the environments hold ``n_rows`` or fewer.
+    """
+    sizes = np.array([x.shape[0] for x in X_list])
+    take = sizes if sizes.sum() <= n_rows else np.maximum(
+        np.minimum(np.round(n_rows * sizes / sizes.sum()).astype(int), sizes), 1)
+    out = []
+    for x, n, t in zip(X_list, sizes, take):
+        idx = np.arange(n) if t == n else np.sort(rng.choice(n, t, replace=False))
+        if is_dask(x):
+            import dask.array as da
+
+            out.append(np.asarray(da.asarray(x)[idx][:, cols].compute()))
+        else:
+            out.append(x[np.ix_(idx, cols)])
+    return out
+
+
+def _test_inputs(
+    X_list: list, max_columns: int | None, rng: np.random.Generator
+) -> tuple[np.ndarray, list[np.ndarray], list[int], str, int]:
+    """The columns the factor tests use and their correlations, without a p x p matrix.
+
+    A seeded random subset of ``max_columns`` columns when there are more;
+    the linearly independent ones among them (pivoted QR of a row subsample
+    of the standardised, per-environment centred columns: an exact linear
+    combination is one in every subset of the rows); their correlation in
+    every environment (or pooled, as in :func:`_group_correlations`), from
+    scatter matrices accumulated over all rows.
+
+    Returns
+    -------
+    cols : ndarray
+        Positions of the independent tested columns in the data.
+    mats, sizes, scope
+        As :func:`_group_correlations`.
+    n_candidates : int
+        Columns the subset was drawn from (p).
+    """
+    p = X_list[0].shape[1]
+    cand = np.arange(p)
+    if max_columns is not None and p > max_columns:
+        cand = np.sort(rng.choice(p, max_columns, replace=False))
+    unit, means, scatters = _subset_moments(X_list, cand)
+    n_rows = np.array([x.shape[0] for x in X_list])
+    pooled = scatters.sum(axis=0)
+    sd = np.sqrt(np.diag(pooled) / n_rows.sum())
+    sample = _row_sample(X_list, cand, max(RANK_ROWS, 10 * cand.size), rng)
+    z = np.vstack([(s / unit - m) for s, m in zip(sample, means)])
+    z /= np.where(sd > 0, sd, np.inf)
+    keep = _independent_columns(z)
+    r = keep.size
+    mats = []
+    for scatter, n in zip(scatters, n_rows):
+        S = scatter[np.ix_(keep, keep)]
+        s = np.sqrt(np.diag(S))
+        if n <= r + 1 or np.any(s == 0):
+            break
+        S = S / np.outer(s, s)
+        if np.linalg.eigvalsh(S)[0] <= 1e-12:
+            break
+        mats.append(S)
+    else:
+        return cand[keep], mats, n_rows.tolist(), "per_environment", p
+    S = pooled[np.ix_(keep, keep)]
+    s = np.sqrt(np.diag(S))
+    n_eff = int(n_rows.sum()) - len(X_list) + 1  # n - 1 = degrees of freedom
+    return cand[keep], [S / np.outer(s, s)], [n_eff], "pooled", p
+
+
+def n_latent_evidence(
+    X, n_latent: int, environments=None, *, alpha: float = 0.01,
+    max_columns: int | None = MAX_TEST_COLUMNS, random_state=None,
+) -> dict:
     """Does the data's factor structure support a given ``n_latent``?
 
     At most two likelihood-ratio tests of :func:`factor_lr_test`, no
@@ -553,12 +697,31 @@ def n_latent_evidence(X, n_latent: int, environments=None, *, alpha: float = 0.0
       leaves a noise floor, every direction carries signal
       (``"too_few"``).
 
+    Cost is linear in the rows and in p, memory bounded: with more than
+    ``max_columns`` columns the tests use a seeded random subset of
+    ``max_columns`` of them. That keeps their meaning: a k-factor model of
+    all columns is a k-factor model of every subset, so a rejection on the
+    subset rejects it for all columns; a subset of m >> n_latent columns
+    measures the same k latents (the loadings of a random subset have full
+    rank), so a model with fewer factors fits it only if it fits the data.
+    The power is that of m columns. The independent columns are found on a
+    seeded subsample of the rows (exact linear combinations are exact on
+    every subsample) and the correlations are accumulated over all rows in
+    blocks, so neither the rows nor a ``p x p`` matrix is ever copied.
+    Dask arrays are reduced by dask.
+
     Parameters
     ----------
     X : list of array-like (n_k, p), or array-like (n, p)
+        NumPy or dask arrays.
     n_latent : int
     environments : array-like (n,), optional
     alpha : float, default=0.01
+    max_columns : int or None, default=MAX_TEST_COLUMNS
+        Most columns tested; None tests all (cubic cost in p).
+    random_state : int, Generator or None
+        Seeds the column subset and the row subsample (unused when the data
+        have at most ``max_columns`` columns and ``RANK_ROWS`` rows).
 
     Returns
     -------
@@ -566,17 +729,18 @@ def n_latent_evidence(X, n_latent: int, environments=None, *, alpha: float = 0.0
         ``status`` ("consistent", "too_few", "too_many" or "untestable":
         no factor model is testable, r <= 3), ``p_value`` (the
         ``n_latent``-factor test, None if untestable), ``fewer`` (the j
-        tested, or None) with ``p_value_fewer``, ``rank``, ``max_testable``
-        and ``test_scope``.
+        tested, or None) with ``p_value_fewer``, ``rank`` (of the tested
+        columns), ``max_testable``, ``test_scope``, ``n_columns_tested``
+        and ``n_columns``.
     """
-    X_list = _column_units(check_environments(X, environments))
-    cols = _independent_columns(_pooled_centred(X_list, standardize=True))
+    X_list = check_environments(X, environments)
+    cols, mats, sizes, scope, p = _test_inputs(X_list, max_columns, as_generator(random_state))
     r = int(cols.size)
     bound = ledermann_bound(r)
-    mats, sizes, scope = _group_correlations(X_list, cols)
     out = {
         "status": "consistent", "p_value": None, "fewer": None, "p_value_fewer": None,
         "rank": r, "max_testable": bound, "test_scope": scope,
+        "n_columns_tested": min(p, max_columns or p), "n_columns": p,
     }
     if n_latent > r:
         out["status"] = "too_many"

@@ -10,6 +10,7 @@ from scipy import integrate, linalg, optimize, stats
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
+from ._passes import row_blocks
 from ._random import draw_seed
 from .independence import SCORERS
 
@@ -33,6 +34,10 @@ _GAUSS_LOGCOSH = integrate.quad(
 #: Weight of the skewness term in the polish's contrast (see :func:`polish_directions`).
 _SKEW_WEIGHT = 0.3
 
+#: Rows per environment FastICA proposes candidate directions from when the
+#: refinement re-estimates them on every row (``n_refine > 0``).
+ICA_MAX_ROWS = 100_000
+
 
 def _logcosh_excess(t: np.ndarray) -> np.ndarray:
     """Mean log cosh of standardised columns minus its Gaussian value (0 if Gaussian)."""
@@ -54,10 +59,12 @@ class OrderingResult:
     ----------
     alphas : ndarray (d, d)
         Column i is the direction chosen at step i (reduced coordinates).
-    noises : list of ndarray (n_k, d)
-        ``Zhat[k][:, i] = R_i[k] @ alphas[:, i]``: the recovered exogenous noises.
-    entangled : list of ndarray (n_k, d)
-        ``Ytilde[k][:, i] = X_red[k] @ alphas[:, i]``: the entangled features.
+    noises : list of ndarray (n_k, d), or None
+        ``Zhat[k][:, i] = R_i[k] @ alphas[:, i]``: the recovered exogenous
+        noises (None with ``materialize=False``).
+    entangled : list of ndarray (n_k, d), or None
+        ``Ytilde[k][:, i] = X_red[k] @ alphas[:, i]``: the entangled features
+        (None with ``materialize=False``).
     steps : list of dict
         Per step: candidate scores, the environment each candidate came from,
         the chosen index, the best raw score and the gap to the runner-up;
@@ -72,14 +79,18 @@ class OrderingResult:
         With ``polish=True``: the contrast before and after the joint
         re-estimation of all directions (:func:`polish_directions`), the
         BFGS iterations and whether the result was kept.
+    noise_maps : list of ndarray (d, d)
+        ``noises[k] = X_red[k] @ noise_maps[k]``: every noise is a linear
+        function of its environment's reduced data.
     """
 
     alphas: np.ndarray
-    noises: list[np.ndarray]
-    entangled: list[np.ndarray]
+    noises: list[np.ndarray] | None
+    entangled: list[np.ndarray] | None
     steps: list[dict] = field(default_factory=list)
     n_ica_not_converged: int = 0
     polish: dict | None = None
+    noise_maps: list[np.ndarray] = field(default_factory=list)
 
 
 def ica_directions(
@@ -123,12 +134,15 @@ def ica_directions(
     return dirs, converged
 
 
-def _residualise(X_red: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    """Residual of X_red after least-squares regression on the columns of Z."""
-    if Z.shape[1] == 0:
-        return X_red
-    coef, *_ = np.linalg.lstsq(Z, X_red, rcond=None)
-    return X_red - Z @ coef
+def _residual_map(S: np.ndarray, T: np.ndarray) -> np.ndarray | None:
+    """``P`` with ``X @ P`` the residual of X on ``Z = X @ T`` (least squares), from ``S = X^T X``.
+
+    None when T has no columns (the residual is X itself).
+    """
+    if T.shape[1] == 0:
+        return None
+    coef = np.linalg.lstsq(T.T @ S @ T, T.T @ S, rcond=None)[0]
+    return np.eye(S.shape[0]) - T @ coef
 
 
 def _distinct_best(
@@ -390,29 +404,38 @@ def _ordered_contrast(
     eye = np.eye(d)
     value, grad = 0.0, np.zeros((d, d))
     for X in X_red:
+        # Two passes over blocks of rows (the noise means, then the gradient's
+        # d x d sums), so only one block of temporaries exists at any n.
         n = X.shape[0]
-        Y = X @ G.T
+        S = X.T @ X
         try:
-            L = np.linalg.cholesky(Y.T @ Y / n)
+            L = np.linalg.cholesky(G @ S @ G.T / n)
         except np.linalg.LinAlgError:
             raise _SingularDirections from None
         Linv = linalg.solve_triangular(L, eye, lower=True)
-        Z = Y @ Linv.T
-        excess = _logcosh_excess(Z)
-        bump = np.exp(-0.5 * Z**2)
-        skew = np.mean(Z * bump, axis=0)
+        M = G.T @ Linv.T  # Z = X M
+        log_cosh, skew = np.zeros(d), np.zeros(d)
+        for rows in row_blocks(n, 16 * d):
+            Z = X[rows] @ M
+            a = np.abs(Z)
+            log_cosh += (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
+            skew += (Z * np.exp(-0.5 * Z**2)).sum(axis=0)
+        excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
+        skew /= n
         value += float(excess @ excess) + _SKEW_WEIGHT * float(skew @ skew)
-        # dJ/dZ
-        D = (np.tanh(Z) * (2.0 * excess / n)
-             + (1.0 - Z**2) * bump * (2.0 * _SKEW_WEIGHT * skew / n))
-        # Z = Y N with N = L^{-T}: the direct term, then through L.
-        Ybar = D @ Linv
-        Lbar = np.tril(-(Linv.T @ (D.T @ Y) @ Linv.T))
+        # dJ/dZ = D, accumulated as D^T X.
+        DtX = np.zeros((d, d))
+        for rows in row_blocks(n, 16 * d):
+            Z = X[rows] @ M
+            D = (np.tanh(Z) * (2.0 * excess / n)
+                 + (1.0 - Z**2) * np.exp(-0.5 * Z**2) * (2.0 * _SKEW_WEIGHT * skew / n))
+            DtX += D.T @ X[rows]
+        # Z = Y N with Y = X G^T and N = L^{-T}: the direct term, then through L.
+        Lbar = np.tril(-(Linv.T @ (DtX @ G.T) @ Linv.T))
         P = np.tril(L.T @ Lbar)
         P[np.diag_indices(d)] *= 0.5
         Sbar = Linv.T @ P @ Linv
-        Ybar += Y @ (Sbar + Sbar.T) / n
-        grad += Ybar.T @ X
+        grad += Linv.T @ DtX + (Sbar + Sbar.T) / n @ G @ S
     return value, grad.ravel()
 
 
@@ -539,18 +562,36 @@ def canonical_directions(
         Column i differs from ``alphas[:, i]`` by a combination of the
         earlier columns only, so the noises are exactly those of ``alphas``.
     """
+    grams = [x.T @ x for x in X_red]
+    noise_var = [np.einsum("ij,ij->j", z, z) / z.shape[0] for z in noises]
+    return _canonical(grams, alphas, noise_var)
+
+
+def _canonical(grams: list[np.ndarray], alphas: np.ndarray, noise_var: list[np.ndarray]):
+    """:func:`canonical_directions` from every environment's ``X_k^T X_k`` and noise variances."""
     out = np.array(alphas, dtype=float)
     d = out.shape[1]
     for i in range(1, d):
         mean, total = np.zeros(i), 0.0
-        for x, z in zip(X_red, noises):
-            Y = x @ out[:, : i + 1]
-            coef = np.linalg.lstsq(Y[:, :i], Y[:, i], rcond=None)[0]
-            w = 1.0 / max(float(z[:, i] @ z[:, i]) / z.shape[0], 1e-300)
+        for S, v in zip(grams, noise_var):
+            G = out[:, : i + 1].T @ S @ out[:, : i + 1]
+            coef = np.linalg.lstsq(G[:i, :i], G[:i, i], rcond=None)[0]
+            w = 1.0 / max(float(v[i]), 1e-300)
             mean += w * coef
             total += w
         out[:, i] -= out[:, :i] @ (mean / total)
     return out
+
+
+def _ordered_noise_maps(
+    grams: list[np.ndarray], n_rows: list[int], alphas: np.ndarray
+) -> list[np.ndarray]:
+    """``T_k`` with ``X_k @ T_k`` = :func:`_ordered_noises`, from ``X_k^T X_k``."""
+    maps = []
+    for S, n in zip(grams, n_rows):
+        L = np.linalg.cholesky(alphas.T @ S @ alphas / n)
+        maps.append(alphas @ linalg.solve_triangular(L.T, np.diag(np.diag(L)), lower=False))
+    return maps
 
 
 def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndarray]:
@@ -578,6 +619,8 @@ def topological_ordering(
     descend: bool = True,
     canonical: bool = True,
     measurement_basis: np.ndarray | None = None,
+    materialize: bool = True,
+    reload=None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -598,7 +641,10 @@ def topological_ordering(
         different sources from all environments jointly
         (:func:`joint_direction`), score the re-estimated directions with
         the same scorer and keep the best. ``0`` runs the paper's step
-        unchanged (the best raw candidate wins).
+        unchanged (the best raw candidate wins). With ``n_refine > 0`` the
+        candidates are only starts, so FastICA proposes them from at most
+        :data:`ICA_MAX_ROWS` evenly spaced rows per environment; scores,
+        refinement and polish use every row.
     polish : bool, default=True
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
@@ -616,6 +662,19 @@ def topological_ordering(
         Map from the reduced coordinates back to the measurements, for the
         ``"hsic"`` scorer (the paper scores residuals measurement by
         measurement).
+    materialize : bool, default=True
+        Return the noises and entangled features as arrays. With False only
+        their maps (``noise_maps``, ``alphas``) are returned, which the
+        caller applies to ``X_red`` when and where it has room (the fit does
+        so in place).
+    reload : callable, optional
+        ``reload(k)`` returns ``X_red[k]`` afresh (the fit projects the data
+        again). When given, the list ``X_red`` and its arrays are the
+        search's work space: the arrays are overwritten with each step's
+        residuals (updated in place, so no second ``(n_k, d)`` array per
+        environment exists during the search) and the list's entries are
+        replaced by ``reload(k)`` afterwards. Only for callers that own
+        ``X_red``.
 
     Returns
     -------
@@ -627,21 +686,38 @@ def topological_ordering(
     rng = np.random.default_rng(random_state)
     d = X_red[0].shape[1]
     K = len(X_red)
-    noises = [np.zeros((x.shape[0], d)) for x in X_red]
+    # Every noise is X_k @ T_k[:, i]: the residuals come from d x d moments,
+    # and no (n_k, d) array of noises exists during the search.
+    grams = [x.T @ x for x in X_red]
+    n_rows = [x.shape[0] for x in X_red]
+    maps = [np.zeros((d, d)) for _ in X_red]
     alphas = np.zeros((d, d))
     steps = []
     not_converged = 0
     for i in range(d):
         m = d - i
-        R_list = [_residualise(x, z[:, :i]) for x, z in zip(X_red, noises)]
+        residual_maps = [_residual_map(S, T[:, :i]) for S, T in zip(grams, maps)]
+        if reload is not None:
+            # X_red's arrays hold this step's residuals already.
+            residual_maps_used = [None] * K
+        else:
+            residual_maps_used = residual_maps
         ica_dirs = []
-        for R in R_list:
+        # One environment's residuals at a time next to FastICA's copies of
+        # them; all environments' only afterwards, for the scores. With the
+        # refinement the ICA's directions are only starts (scored, refined and
+        # polished on every row), so FastICA sees at most ICA_MAX_ROWS evenly
+        # spaced rows (a view).
+        for x, P in zip(X_red, residual_maps_used):
+            if n_refine > 0:
+                x = x[:: -(-x.shape[0] // ICA_MAX_ROWS)]
             dirs, ok = ica_directions(
-                R, m, random_state=draw_seed(rng), max_iter=ica_max_iter,
-                tol=ica_tol, fun=ica_fun,
+                x if P is None else x @ P, m, random_state=draw_seed(rng),
+                max_iter=ica_max_iter, tol=ica_tol, fun=ica_fun,
             )
             not_converged += not ok
             ica_dirs.append(dirs)
+        R_list = [x if P is None else x @ P for x, P in zip(X_red, residual_maps_used)]
         candidates = np.hstack(ica_dirs)
         score_options = {"rng": rng, "basis": measurement_basis, **(scorer_options or {})}
         scores = score_fn(R_list, candidates, ica_dirs, **score_options)
@@ -674,8 +750,8 @@ def topological_ordering(
             if pool is not candidates:
                 refined["descended_scores"] = descended_scores.tolist()
         alphas[:, i] = alpha
-        for k in range(K):
-            noises[k][:, i] = R_list[k] @ alpha
+        for T, P in zip(maps, residual_maps):
+            T[:, i] = alpha if P is None else P @ alpha
         ranked = np.sort(scores)
         steps.append(
             {
@@ -688,16 +764,34 @@ def topological_ordering(
                 **(refined or {}),
             }
         )
+        if reload is not None and i + 1 < d:
+            # Next step's residuals in place: R - z (z^T z)^{-1} z^T R with
+            # z = R alpha (z is orthogonal to the earlier noises already).
+            for R in R_list:
+                Sr = R.T @ R
+                Q = np.eye(d) - np.outer(alpha, alpha @ Sr) / max(float(alpha @ Sr @ alpha),
+                                                                  1e-300)
+                for rows in row_blocks(R.shape[0], d):
+                    R[rows] = R[rows] @ Q
         # n x d per environment: freed before the next step builds its own
         # residuals, and not needed by the polish.
         del R_list
+    if reload is not None:
+        for k in range(K):
+            X_red[k] = None  # frees the work space before its replacement exists
+            X_red[k] = reload(k)
     polish_info = None
     if polish:
         polished, polish_info = polish_directions(X_red, alphas)
         if polish_info["kept"]:
             alphas = polished
-            noises = _ordered_noises(X_red, alphas)
+            maps = _ordered_noise_maps(grams, n_rows, alphas)
     if canonical:
-        alphas = canonical_directions(X_red, alphas, noises)
-    entangled = [x @ alphas for x in X_red]
-    return OrderingResult(alphas, noises, entangled, steps, not_converged, polish_info)
+        noise_var = [np.einsum("ij,ik,kj->j", T, S, T) / n
+                     for T, S, n in zip(maps, grams, n_rows)]
+        alphas = _canonical(grams, alphas, noise_var)
+    noises = entangled = None
+    if materialize:
+        noises = [x @ T for x, T in zip(X_red, maps)]
+        entangled = [x @ alphas for x in X_red]
+    return OrderingResult(alphas, noises, entangled, steps, not_converged, polish_info, maps)

@@ -23,6 +23,7 @@ from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
 from .dimension import n_latent_evidence
+from .sem import centred_scatter
 
 __all__ = [
     "ISSUE_KINDS",
@@ -357,7 +358,10 @@ def latent_conditioning(latents: list[np.ndarray]) -> dict:
         if L.shape[1] == 1:
             conds.append(1.0)
             continue
-        ev = np.linalg.eigvalsh(np.corrcoef(L, rowvar=False))
+        # From the scatter, accumulated in blocks of rows: no centred copy of L.
+        scatter = centred_scatter(L, L.mean(axis=0))
+        sd = np.sqrt(np.diag(scatter))
+        ev = np.linalg.eigvalsh(scatter / np.outer(sd, sd))
         conds.append(float(ev[-1] / max(ev[0], 1e-300)))
     return {"condition_numbers": conds, "worst_environment": int(np.argmax(conds))}
 
@@ -527,7 +531,7 @@ def assess_fit(
             f"At ordering steps {weak} no candidate is a consistent independent source "
             "across environments.")))
     if X is not None:
-        ev = checks["n_latent"] = n_latent_evidence(X, d, alpha=alpha)
+        ev = checks["n_latent"] = n_latent_evidence(X, d, alpha=alpha, random_state=rng)
         if ev["status"] == "too_few":
             basis = (
                 f"the {d}-factor model is rejected (p = {ev['p_value']:.2g})"

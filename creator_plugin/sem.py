@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._passes import row_blocks
+from ._passes import column_moments, row_blocks
 
 __all__ = [
     "SEMParameters",
@@ -24,23 +24,25 @@ __all__ = [
 ]
 
 
-def pooled_sd(arrays: list[np.ndarray]) -> np.ndarray:
+def pooled_sd(arrays: list) -> np.ndarray:
     """Pooled within-environment SD of every column.
+
+    From :func:`creator_plugin._passes.column_moments`: one block of rows at
+    a time in every column's own units (no square overflows or underflows,
+    no copy and no ``c x c`` matrix), through dask for dask arrays.
 
     Parameters
     ----------
-    arrays : list of ndarray (n_k, c)
+    arrays : list of ndarray or dask array (n_k, c)
         One array per environment; each is centred on its own mean.
 
     Returns
     -------
     ndarray (c,)
     """
-    # In every column's own units, so that squares neither overflow nor underflow.
-    top = np.max([np.maximum(a.max(axis=0), -a.min(axis=0)) for a in arrays], axis=0)
-    top = np.where(np.isfinite(top) & (top > 0), top, 1.0)
-    ss = sum(np.diag(centred_scatter(a, a.mean(axis=0), scale=top)) for a in arrays)
-    return top * np.sqrt(ss / sum(a.shape[0] for a in arrays))
+    m = column_moments(arrays)
+    unit = np.where(np.isfinite(m.magnitude) & (m.magnitude > 0), m.magnitude, 1.0)
+    return unit * np.sqrt((m.n_rows[:, None] * (m.sds / unit) ** 2).sum(axis=0) / m.n_rows.sum())
 
 
 def regression_matrices(noises: list[np.ndarray], entangled: list[np.ndarray]) -> np.ndarray:
@@ -86,22 +88,17 @@ def pooled_innovation_sd(entangled: list[np.ndarray]) -> np.ndarray:
     return np.sqrt(ss / n)
 
 
-def centred_scatter(Y: np.ndarray, mean: np.ndarray, scale=None) -> np.ndarray:
+def centred_scatter(Y: np.ndarray, mean: np.ndarray) -> np.ndarray:
     """``(Y - mean)^T (Y - mean)`` (c, c), centring one block of rows at a time.
 
     Parameters
     ----------
     Y : ndarray (n, c)
     mean : ndarray (c,)
-    scale : ndarray (c,), optional
-        Divide the centred columns by it first (the scatter of ``Y / scale``),
-        block by block, without a scaled copy of ``Y``.
     """
     out = np.zeros((Y.shape[1], Y.shape[1]))
     for rows in row_blocks(Y.shape[0], Y.shape[1]):
         c = Y[rows] - mean
-        if scale is not None:
-            c /= scale
         out += c.T @ c
     return out
 

@@ -140,6 +140,49 @@ def test_n_latent_evidence_statuses():
     assert n_latent_evidence(simulate(3, 3, 300, random_state=0).X, 2)["status"] == "untestable"
 
 
+def test_n_latent_evidence_on_a_column_subset_without_a_p_by_p_matrix():
+    """Many columns: the tests run on a seeded subset and memory stays far below p x p."""
+    import tracemalloc
+
+    sim = simulate(3, 3, 400, n_features=2000, measurement_noise=0.1, random_state=3)
+    tracemalloc.start()
+    ev = n_latent_evidence(sim.X, 3, random_state=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2000 * 2000 * 8 / 4  # a p x p matrix would be 32 MB
+    assert ev["status"] == "consistent"
+    assert ev["n_columns_tested"] == 60 and ev["n_columns"] == 2000 and ev["rank"] == 60
+    assert ev["test_scope"] == "per_environment"  # 400 rows > 60 columns per environment
+    assert n_latent_evidence(sim.X, 2, random_state=0)["status"] == "too_few"
+    assert n_latent_evidence(sim.X, 5, random_state=0)["status"] == "too_many"
+    # A duplicated column in the subset is found on the row subsample.
+    dup = [np.column_stack([x[:, :30], x[:, :1]]) for x in sim.X]
+    assert n_latent_evidence(dup, 3, max_columns=None)["rank"] == 30
+    # Every random choice from random_state.
+    a = n_latent_evidence(sim.X, 3, random_state=5)
+    assert a == n_latent_evidence(sim.X, 3, random_state=5)
+
+
+def test_n_latent_evidence_many_rows_matches_the_exact_correlations():
+    """Row subsample only for the rank: the test statistics use every row."""
+    sim = simulate(3, 3, 3000, n_features=9, measurement_noise=0.1, random_state=1)
+    ev = n_latent_evidence(sim.X, 3, random_state=0)
+    mats = [np.corrcoef(x, rowvar=False) for x in sim.X]
+    assert ev["p_value"] == pytest.approx(
+        factor_lr_test(mats, [x.shape[0] for x in sim.X], 3)[2], rel=1e-8)
+
+
+def test_n_latent_evidence_reads_dask_arrays_through_dask():
+    da = pytest.importorskip("dask.array")
+    sim = simulate(3, 3, 500, n_features=80, measurement_noise=0.1, random_state=1)
+    lazy = [da.from_array(x, chunks=(100, 40)) for x in sim.X]
+    a, b = n_latent_evidence(lazy, 3, random_state=0), n_latent_evidence(sim.X, 3, random_state=0)
+    assert a["p_value"] == pytest.approx(b["p_value"], rel=1e-9)
+    assert a["p_value_fewer"] == pytest.approx(b["p_value_fewer"], rel=1e-9, abs=1e-300)
+    assert {k: v for k, v in a.items() if not k.startswith("p_value")} == {
+        k: v for k, v in b.items() if not k.startswith("p_value")}
+
+
 def test_creator_auto_uses_select_n_latent(fit):
     sim = simulate(3, 3, 600, n_features=9, measurement_noise=0.05, random_state=4)
     model = fit(sim.X, "auto")

@@ -89,7 +89,7 @@ def test_preset_runs_algorithm_1_literally():
                          **{k: v for k, v in model.get_params().items()
                             if k not in ("n_latent", "random_state", "ica_options",
                                          "scorer_options")},
-                         random_state=np.random.default_rng(0))
+                         keep_features=True, random_state=np.random.default_rng(0))
     ref = [s["candidate_environment"][s["chosen"]] for s in res.ordering.steps]
     c = paper_scales(res.ordering.noises, ref)
     C = disentangling_matrix(res.coefficients, res.adjacency)

@@ -57,7 +57,8 @@ def pruning_se_rows(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = fit_arrays(check_environments(sim.X, n_latent=d), d,
-                             prune_threshold=level, random_state=np.random.default_rng(seed))
+                             prune_threshold=level, keep_features=True,
+                             random_state=np.random.default_rng(seed))
         ev = metrics.evaluate(sim.adjacency, sim.Y, fit.adjacency, fit.latents, list(range(d)))
         if not ev["correct_order"]:
             continue
