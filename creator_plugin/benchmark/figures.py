@@ -191,7 +191,10 @@ def summary_markdown(df) -> str:
     """
     ok = _ok(df)
     parts = []
-    by = ["grid", "method"] + [c for c in ("n_latent", "n_environments", "setting") if c in ok]
+    # Every key that tells cells apart (a tau-table cell differs only by tau).
+    by = ["grid", "method"] + [c for c in ("n_latent", "n_environments", "setting", "tau",
+                                           "weight_scale", "noise_shape", "pruning",
+                                           "prune_threshold") if c in ok]
     if len(ok):
         counts = ok.groupby(by, dropna=False)["seed"].count()
         parts.append(f"Seeds per cell and method: {counts.min()}–{counts.max()} "
