@@ -437,3 +437,16 @@ def test_gin_without_causal_learn_names_the_extra(monkeypatch, capsys, tmp_path)
     assert main(["--d", "2", "--methods", "CREATOR", "GIN", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "causallearn" in err and 'creator-plugin[bench]' in err
+
+
+def test_cell_table_separates_cells_that_differ_only_by_missing_keys():
+    """A pure-indicator cell (mixing set) and a dense one (mixing missing) stay two rows."""
+    from creator_plugin.benchmark.figures import summary_markdown
+
+    base = {"grid": "custom", "n_latent": 3, "status": "ok", "seed": 0, "shd": 1.0,
+            "locr2": 0.9, "exact_dag": False, "correct_order": True, "seconds": 0.1}
+    df = pd.DataFrame([{**base, "method": "CREATOR", "mixing": "pure"},
+                       {**base, "method": "CREATOR", "mixing": None, "shd": 3.0}])
+    table = summary_markdown(df)
+    assert "| CREATOR | 3 | pure | 1/0/0 | 1.00 |" in table
+    assert "| CREATOR | 3 | – | 1/0/0 | 3.00 |" in table
