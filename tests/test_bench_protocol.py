@@ -2,13 +2,14 @@
 simulated cells of one's choice, a user's CSV with a truth file, and the scoring."""
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from creator_plugin import CREATOR, metrics, simulate
-from creator_plugin.benchmark.baselines import METHODS, fit_creator
+from creator_plugin.benchmark.baselines import METHODS, fit_creator, fit_creator_paper
 from creator_plugin.benchmark.cli import main
 from creator_plugin.benchmark.gin import cluster_scores, gin_structure
 from creator_plugin.benchmark.grid import (
@@ -287,6 +288,43 @@ def test_grids_paper_tau_table_and_ablations_at_k_2d():
     assert {c["n_environments"] for c in ablation_grid()} == {5, 10}
 
 
+@pytest.mark.slow
+def test_shared_ordering_gives_the_results_of_independent_fits():
+    """The tau table's shortcut: a paper fit whose ordering is re-used equals a fresh fit."""
+    sim = simulate(3, 3, 300, random_state=5)
+    fresh = [fit_creator_paper(sim.X, 3, 2, tau=t) for t in (0.1, 2.8)]  # fills the cache
+    start = time.perf_counter()
+    again = fit_creator_paper(sim.X, 3, 2, tau=0.1)
+    hit_seconds = time.perf_counter() - start
+    # An independent fit, outside the cache, at the same tau.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        m = CREATOR.paper(3, tau=0.1, random_state=2).fit(sim.X)
+    for adjacency, latents, order in (fresh[0], again):
+        np.testing.assert_array_equal(adjacency, m.adjacency_matrix_)
+        assert order == list(m.causal_order_)
+        for a, b in zip(latents, m.latents_):
+            np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(fresh[0][0], fresh[1][0])  # tau acts after the shared step
+    assert hit_seconds < 0.5 * _seconds_of_paper_fit(sim.X)
+    # Another random_state is another ordering: no hit.
+    other = fit_creator_paper(sim.X, 3, 3, tau=0.1)
+    m3 = CREATOR.paper(3, tau=0.1, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        m3.fit(sim.X)
+    for a, b in zip(other[1], m3.latents_):
+        np.testing.assert_array_equal(a, b)
+
+
+def _seconds_of_paper_fit(X_list):
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        CREATOR.paper(3, tau=1.0, random_state=11).fit(X_list)
+    return time.perf_counter() - start
+
+
 def test_cli_simulated_cells(tmp_path):
     out = tmp_path / "out"
     assert main(["--methods", "CREATOR", "--d", "2", "--K", "2", "3", "--n", "200",
@@ -399,3 +437,16 @@ def test_gin_without_causal_learn_names_the_extra(monkeypatch, capsys, tmp_path)
     assert main(["--d", "2", "--methods", "CREATOR", "GIN", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "causallearn" in err and 'creator-plugin[bench]' in err
+
+
+def test_cell_table_separates_cells_that_differ_only_by_missing_keys():
+    """A pure-indicator cell (mixing set) and a dense one (mixing missing) stay two rows."""
+    from creator_plugin.benchmark.figures import summary_markdown
+
+    base = {"grid": "custom", "n_latent": 3, "status": "ok", "seed": 0, "shd": 1.0,
+            "locr2": 0.9, "exact_dag": False, "correct_order": True, "seconds": 0.1}
+    df = pd.DataFrame([{**base, "method": "CREATOR", "mixing": "pure"},
+                       {**base, "method": "CREATOR", "mixing": None, "shd": 3.0}])
+    table = summary_markdown(df)
+    assert "| CREATOR | 3 | pure | 1/0/0 | 1.00 |" in table
+    assert "| CREATOR | 3 | – | 1/0/0 | 3.00 |" in table

@@ -108,7 +108,8 @@ def _key_str(v) -> str:
 def _cell_table(sub) -> str:
     """One row per (cell, method): fit counts by status and the mean metrics of the ok fits."""
     keys = [k for k in _CELL_KEYS if k in sub and sub[k].notna().any()]
-    keys = [k for k in keys if sub[k].astype(str).nunique() > 1 or k in ("data", "n_latent")]
+    keys = [k for k in keys
+            if sub[k].astype(str).nunique(dropna=False) > 1 or k in ("data", "n_latent")]
     methods = _methods(sub)
     rows = []
     groups = sub.groupby([*keys, "method"], sort=False, dropna=False) if keys else \
@@ -194,7 +195,10 @@ def summary_markdown(df) -> str:
     """
     ok = _ok(df)
     parts = []
-    by = ["grid", "method"] + [c for c in ("n_latent", "n_environments", "setting") if c in ok]
+    # Every key that tells cells apart (a tau-table cell differs only by tau).
+    by = ["grid", "method"] + [c for c in ("n_latent", "n_environments", "setting", "tau",
+                                           "weight_scale", "noise_shape", "pruning",
+                                           "prune_threshold") if c in ok]
     if len(ok):
         counts = ok.groupby(by, dropna=False)["seed"].count()
         parts.append(f"Seeds per cell and method: {counts.min()}–{counts.max()} "

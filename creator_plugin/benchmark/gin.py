@@ -46,8 +46,9 @@ What causal-learn's implementation returns, and how it is read here
 Cost
 ----
 Every test is an HSIC (or KCI) test, ``O(n^2)``, over many subsets of the
-measurements: with 9 measurements and 600 rows one fit took about 100 s
-(BENCHMARKS.md). ``max_samples`` subsamples the pooled rows, and the
+measurements, so a fit takes seconds to minutes where CREATOR takes a
+fraction of a second (measured times: BENCHMARKS.md, "GIN against
+CREATOR"). ``max_samples`` subsamples the pooled rows, and the
 benchmark gives GIN a default per-fit time limit
 (:data:`creator_plugin.benchmark.methods.DEFAULT_TIME_LIMITS`).
 """
