@@ -229,8 +229,15 @@ def test_tiny_run_end_to_end(encoder, tmp_path):
     assert (runs.shd == 0).eq(runs.exact_dag).all()
     assert len(design) == 3 and design.r2_story.between(0, 1).all()
     assert timing["encode"] > 0
+    import json
+
+    creator = runs[runs.method != "LiNGCReL"]
+    for verdict, issues in zip(creator.verdict, creator.quality_issues):
+        kinds = [i["kind"] for i in json.loads(verdict)["issues"]]  # every CREATOR fit has one
+        assert (issues.split(";") if issues else []) == kinds
     table = llm.summary_markdown(runs, design)
     assert "| pooled | CREATOR |" in table and "Design facts" in table
+    assert "runs the fit-quality verdict flags" in table
     llm.make_figure(runs, design, tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
 
