@@ -19,7 +19,8 @@ how often it fails.
 from __future__ import annotations
 
 import argparse
-import csv
+
+import pandas as pd
 
 from creator_plugin.benchmark.verdict import (
     WORKLOADS,
@@ -65,10 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         print(summarize_rates(rows, _KIND[args.workload]))
     if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        pd.DataFrame(rows).to_csv(args.csv, index=False)
 
 
 if __name__ == "__main__":

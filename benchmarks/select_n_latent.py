@@ -13,7 +13,8 @@ in {0, 0.05, 0.1}, n = 1000 rows per environment; prints a Markdown summary
 from __future__ import annotations
 
 import argparse
-import csv
+
+import pandas as pd
 
 from creator_plugin.benchmark.dimension import run_dimension_benchmark, summarize
 
@@ -33,10 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(summarize(rows))
     if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        pd.DataFrame(rows).to_csv(args.csv, index=False)
 
 
 if __name__ == "__main__":

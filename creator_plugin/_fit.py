@@ -195,10 +195,11 @@ def fit_arrays(
     noises = MappedArrays(X_red, order.noise_maps)
 
     # Step 2: pruning.
-    feature_sd = pooled_sd(MappedArrays(X_red, [order.alphas] * K))
+    raw_features = MappedArrays(X_red, [order.alphas] * K)
+    feature_sd = pooled_sd(raw_features)
     if pruning == "rank_raw":
         reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
-        tested = paper_coefficients(noises, MappedArrays(X_red, [order.alphas] * K), reference)
+        tested = paper_coefficients(noises, raw_features, reference)
     # Unit pooled variance for the entangled features fixes their arbitrary scale.
     alphas = order.alphas = order.alphas / feature_sd
     entangled = MappedArrays(X_red, [alphas] * K)
@@ -231,7 +232,7 @@ def fit_arrays(
     C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
 
     mean = n_rows @ red.env_means / n_total
-    components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
+    components = (to_reduced @ (alphas @ C)).T
     order.noises = list(noises) if keep_features else None
     order.entangled = list(entangled) if keep_features else None
     entangled = order.entangled

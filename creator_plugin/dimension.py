@@ -217,13 +217,7 @@ def eigenvalue_ratio(spectrum, k_max: int | None = None) -> int | None:
     number of factors. *Econometrica*, 81(3), 1203-1227.
     """
     lam = _positive(spectrum)
-    k_max = _default_k_max(lam.size, k_max)
-    if k_max is None:
-        return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = lam[:k_max] / lam[1 : k_max + 1]
-    ratio = np.where(np.isnan(ratio), 0.0, ratio)  # 0 / 0 beyond the rank
-    return int(np.argmax(ratio)) + 1
+    return _argmax_ratio(lam, _default_k_max(lam.size, k_max))
 
 
 def growth_ratio(spectrum, k_max: int | None = None) -> int | None:
@@ -249,14 +243,19 @@ def growth_ratio(spectrum, k_max: int | None = None) -> int | None:
     number of factors. *Econometrica*, 81(3), 1203-1227.
     """
     lam = _positive(spectrum)
-    k_max = _default_k_max(lam.size, k_max)
-    if k_max is None:
-        return None
     tail = np.concatenate([np.cumsum(lam[::-1])[::-1][1:], [0.0]])  # V_k = sum_{j>k}
     with np.errstate(divide="ignore", invalid="ignore"):
         growth = np.log1p(lam / tail)
-        ratio = growth[:k_max] / growth[1 : k_max + 1]
-    ratio = np.where(np.isnan(ratio), 0.0, ratio)
+    return _argmax_ratio(growth, _default_k_max(lam.size, k_max))
+
+
+def _argmax_ratio(values: np.ndarray, k_max: int | None) -> int | None:
+    """``argmax_{1 <= k <= k_max} values_k / values_{k+1}`` (None without a k_max)."""
+    if k_max is None:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = values[:k_max] / values[1 : k_max + 1]
+    ratio = np.where(np.isnan(ratio), 0.0, ratio)  # 0 / 0 beyond the rank
     return int(np.argmax(ratio)) + 1
 
 
