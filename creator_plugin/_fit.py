@@ -237,7 +237,7 @@ def fit_arrays(
     order.entangled = list(entangled) if keep_features else None
     entangled = order.entangled
     # Only d x d results are needed from here on: room for the latents.
-    del X_red, noises
+    del X_red, noises, raw_features
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
 
