@@ -7,6 +7,7 @@ Usage (tuning block, then a fresh block)::
     python benchmarks/quality.py --workload homogeneous --first-seed 0 --seeds 200
     python benchmarks/quality.py --workload hard --first-seed 0 --seeds 600 --levels
     python benchmarks/quality.py --workload hard_setting2 --first-seed 0 --seeds 200 --levels
+    python benchmarks/quality.py --workload hard --first-seed 0 --seeds 600 --resamples 8
     # ... and the same with --first-seed 1000
     python benchmarks/quality.py --overhead --first-seed 1000  # fit time, verdict on vs off
 
@@ -24,6 +25,7 @@ import pandas as pd
 
 from creator_plugin.benchmark.verdict import (
     WORKLOADS,
+    instability_table,
     level_table,
     overhead_table,
     run_verdict_benchmark,
@@ -47,6 +49,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--levels", action="store_true",
                         help="(hard) print detections and false alarms for other levels")
+    parser.add_argument("--resamples", type=int, default=0,
+                        help="run the resampling check (CREATOR(quality_resamples=...)); with "
+                             "--levels, also print its trade-off for fewer resamples")
     parser.add_argument("--timing-models", type=int, default=5,
                         help="(overhead) models per width, from --first-seed")
     parser.add_argument("--csv", help="write one row per fit here")
@@ -56,13 +61,16 @@ def main(argv: list[str] | None = None) -> None:
         return
     rows = run_verdict_benchmark(
         args.workload, range(args.first_seed, args.first_seed + args.seeds), n=args.n,
-        n_jobs=args.n_jobs,
+        n_jobs=args.n_jobs, resamples=args.resamples,
     )
     if args.workload.startswith("hard"):
         print(summarize_hard(rows))
         if args.levels:
             print()
             print(level_table(rows, (3, 4, 4.5, 5, 6), (10**4.5, 10**5, 10**6, float("inf"))))
+            if args.resamples:
+                print()
+                print(instability_table(rows, (0.4, 0.5, 0.6)))
     else:
         print(summarize_rates(rows, _KIND[args.workload]))
     if args.csv:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._passes import MappedArrays, encode, project
-from ._random import as_generator
+from ._random import as_generator, draw_seed
 from .disentangle import disentangling_matrix
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
@@ -27,6 +27,7 @@ from .pruning import (
 )
 from .quality import ISSUE_KINDS, assess_fit
 from .sem import SEMParameters, centred_scatter, pooled_sd, regression_matrices, sem_parameters
+from .stability import resample_stability
 
 __all__ = ["FitResult", "FitWarning", "fit_arrays"]
 
@@ -128,6 +129,7 @@ def fit_arrays(
     scorer_options: dict | None = None,
     weak_evidence_level: float = 0.1,
     quality: bool = True,
+    quality_resamples: int = 0,
     check_n_latent: bool = True,
     keep_features: bool = False,
     random_state: int | np.random.Generator | None = None,
@@ -147,7 +149,7 @@ def fit_arrays(
     n_latent : int
         Number of latent features d.
     scorer, pruning, prune_threshold, standardize, n_refine, polish, ica_options,
-    scorer_options, weak_evidence_level, quality
+    scorer_options, weak_evidence_level, quality, quality_resamples
         As in :class:`creator_plugin.CREATOR`.
     check_n_latent : bool, default=True
         Whether the verdict checks ``n_latent`` against the data (pointless
@@ -160,7 +162,8 @@ def fit_arrays(
         environment at a time), so a fit adds less than twice its input
         even when p = d.
     random_state : int, Generator or None
-        Seeds the ordering step, then the verdict's randomised checks.
+        Seeds the ordering step, then the resamples of the verdict's
+        stability check, then its randomised checks.
 
     Returns
     -------
@@ -267,10 +270,26 @@ def fit_arrays(
         "weak_ordering_steps": weak_steps,
     }
     if quality:
+        stability = None
+        if quality_resamples:
+            params = {
+                "scorer": scorer, "pruning": pruning, "prune_threshold": prune_threshold,
+                "standardize": standardize, "n_refine": n_refine, "polish": polish,
+                "ica_options": ica_options, "scorer_options": scorer_options,
+                "weak_evidence_level": weak_evidence_level, "quality": False,
+            }
+
+            def refit(sample, seed):
+                r = fit_arrays(sample, d, **params, random_state=seed)
+                return r.adjacency, r.mean, r.components
+
+            stability = resample_stability(
+                X_list, adjacency, latents, refit, quality_resamples, random_state=draw_seed(rng)
+            )
         verdict = assess_fit(
             latents, X=X_list if check_n_latent else None,
             ordering_steps=order.steps if scorer == "ica_consistency" else None,
-            weak_evidence_level=weak_evidence_level, random_state=rng,
+            weak_evidence_level=weak_evidence_level, stability=stability, random_state=rng,
         )
         diagnostics["quality"] = verdict.to_dict()
         found += [

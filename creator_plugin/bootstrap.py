@@ -10,11 +10,11 @@ from numbers import Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.optimize import linear_sum_assignment
 from sklearn.base import clone
 
 from ._random import as_generator, draw_seed
 from ._validation import check_environments, environment_labels
+from .stability import REFIT_ERRORS, align_latents, resample_rows
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
@@ -136,25 +136,20 @@ class BootstrapResult:
 def _one_resample(estimator, X_list, seed, full_latents, index, labels):
     """One aligned refit, or ``(index, message)`` when the refit fails."""
     rng = np.random.default_rng(seed)
-    sample = [x[rng.integers(0, x.shape[0], x.shape[0])] for x in X_list]
+    sample = resample_rows(X_list, rng)
     model = clone(estimator).set_params(random_state=draw_seed(rng))
     try:
         model.fit(sample)
-    except (ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+    except REFIT_ERRORS as exc:
         return index, _resample_message(exc, index, labels)
-    L_full = np.vstack(full_latents)
     L_b = np.vstack([model.transform(x) for x in X_list])
-    d = L_full.shape[1]
-    corr = np.corrcoef(L_full, L_b, rowvar=False)[:d, d:]
-    rows, cols = linear_sum_assignment(np.abs(corr), maximize=True)
-    perm = cols[np.argsort(rows)]  # full latent i <-> resample latent perm[i]
-    sign = np.sign(corr[np.arange(d), perm])
+    perm, sign, corr = align_latents(np.vstack(full_latents), L_b)
     A = model.adjacency_matrix_[np.ix_(perm, perm)]
     W = np.stack([w[np.ix_(perm, perm)] * np.outer(sign, sign) for w in model.weights_])
-    inv = np.empty(d, dtype=int)
-    inv[perm] = np.arange(d)
+    inv = np.empty(len(perm), dtype=int)
+    inv[perm] = np.arange(len(perm))
     order = inv[np.asarray(model.causal_order_)]
-    return A, W, order, np.abs(corr[np.arange(d), perm])
+    return A, W, order, corr
 
 
 def _resample_message(exc: Exception, index: int, labels: list) -> str:

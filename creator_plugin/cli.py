@@ -168,7 +168,8 @@ def _fit(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = CREATOR(args.n_latent, random_state=args.seed).fit(
+            model = CREATOR(args.n_latent, quality_resamples=args.quality_resamples,
+                            random_state=args.seed).fit(
                 feats, environments=env.to_numpy()
             )
     except (ValueError, TypeError) as exc:
@@ -317,6 +318,9 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="replace an existing output directory, only if creator wrote it and "
                           "it holds nothing else")
     fit.add_argument("--seed", type=_int_at_least(0), default=0, help="random_state of the fit")
+    fit.add_argument("--quality-resamples", type=_int_at_least(0), default=0, metavar="B",
+                     help="also refit on B bootstrap resamples and warn when the graph does "
+                          "not hold (the verdict's resampling check; 4-8 is enough)")
     _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")

@@ -18,6 +18,7 @@ from ._containers import (
     wrap_observations,
 )
 from ._fit import fit_arrays
+from ._passes import is_dask
 from ._random import as_generator
 from ._validation import (
     Interval,
@@ -153,6 +154,17 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         ``diagnostics_["quality"]``, and every issue found is issued as a
         :class:`~creator_plugin.FitQualityWarning`. It adds a fraction of
         the fit's time (BENCHMARKS.md, "Choosing n_latent and the fit-quality verdict").
+    quality_resamples : int, default=0
+        With ``quality=True``, also refit on this many bootstrap resamples
+        of the rows (within environments) and raise an
+        ``"unstable_result"`` issue when the graph changes by half an edge
+        per latent or more on average
+        (:func:`creator_plugin.stability.resample_stability`). This check
+        catches most of the wrong fits the other checks miss (a near-tie in
+        the order, imprecise features), at the cost of ``quality_resamples``
+        more fits; 4 to 8 is enough (BENCHMARKS.md, "Wrong fits at d = K =
+        5"). 0 (the default) skips it. It needs in-memory arrays: for dask
+        arrays use :func:`creator_plugin.bootstrap` with a Dask backend.
     random_state : int, numpy Generator, RandomState or None, default=None
         Seeds every random choice (ICA initialisations, randomised scorers,
         the verdict's simulated references).
@@ -266,6 +278,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "scorer_options": [dict, None],
         "weak_evidence_level": [Interval(Real, 0, 1, closed="both")],
         "quality": ["boolean"],
+        "quality_resamples": [Interval(Integral, 0, None, closed="left")],
         "random_state": [
             Interval(Integral, 0, 2**32 - 1, closed="both"), np.random.RandomState,
             np.random.Generator, None,
@@ -286,6 +299,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         scorer_options: dict | None = None,
         weak_evidence_level: float = 0.1,
         quality: bool = True,
+        quality_resamples: int = 0,
         random_state=None,
     ):
         self.n_latent = n_latent
@@ -299,6 +313,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.scorer_options = scorer_options
         self.weak_evidence_level = weak_evidence_level
         self.quality = quality
+        self.quality_resamples = quality_resamples
         self.random_state = random_state
 
     @classmethod
@@ -365,12 +380,18 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             selection = select_n_latent(X_list, standardize=self.standardize)
             X_list = check_environments(X_list, n_latent=selection.n_latent)
         n_latent = selection.n_latent if auto else self.n_latent
+        if self.quality and self.quality_resamples and any(map(is_dask, X_list)):
+            raise ValueError(
+                "quality_resamples needs in-memory arrays (it draws rows by index); with dask "
+                "arrays set quality_resamples=0 and run creator_plugin.bootstrap under a Dask "
+                "backend instead.")
         result = fit_arrays(
             X_list, n_latent, scorer=self.scorer, pruning=self.pruning,
             prune_threshold=self.prune_threshold, standardize=self.standardize,
             n_refine=self.n_refine, polish=self.polish, ica_options=ica_options,
             scorer_options=scorer_options, weak_evidence_level=self.weak_evidence_level,
-            quality=self.quality, check_n_latent=not auto,
+            quality=self.quality, quality_resamples=self.quality_resamples,
+            check_n_latent=not auto,
             random_state=as_generator(self.random_state),
         )
         messages = [w.render(names) for w in result.warnings]

@@ -372,6 +372,7 @@ ISSUE_KINDS = {
     "no_heterogeneity": "no heterogeneity across environments",
     "unreliable_order": "unstable order / unreliable step",
     "n_latent_mismatch": "n_latent mismatch",
+    "unstable_result": "unstable under resampling",
 }
 
 
@@ -406,7 +407,8 @@ class Verdict:
     checks : dict
         The evidence: the result of every check that ran, by name
         (``"gaussianity"``, ``"heterogeneity"``, ``"ica_agreement"``,
-        ``"conditioning"``, ``"weak_ordering_steps"``, ``"n_latent"``),
+        ``"conditioning"``, ``"weak_ordering_steps"``, ``"n_latent"``,
+        ``"stability"``),
         and the ``"levels"`` used.
     summary : str
         A few sentences for a person.
@@ -440,6 +442,8 @@ def assess_fit(
     disagreement_level: float = 4.5,
     condition_level: float = 10**6,
     weak_evidence_level: float = 0.1,
+    stability: dict | None = None,
+    instability_level: float = 0.5,
     random_state=None,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
@@ -458,10 +462,14 @@ def assess_fit(
       ``weak_evidence_level`` per environment;
     * ``"n_latent_mismatch"``: :func:`creator_plugin.dimension.n_latent_evidence`
       says ``n_latent`` (the latents' width) leaves out signal or includes
-      noise (only when ``X`` is given).
+      noise (only when ``X`` is given);
+    * ``"unstable_result"``: refits on bootstrap resamples change, on
+      average, ``instability_level`` or more edges per latent
+      (:func:`creator_plugin.stability.resample_stability`; only when
+      ``stability`` is given, as ``CREATOR(quality_resamples=B)`` does).
 
-    The two levels of the order check were tuned on the simulator's
-    tuning seeds (BENCHMARKS.md, "Choosing n_latent and the fit-quality
+    The two levels of the order check and ``instability_level`` were tuned
+    on the simulator's tuning seeds (BENCHMARKS.md, "Choosing n_latent and the fit-quality
     verdict").
 
     Parameters
@@ -477,6 +485,12 @@ def assess_fit(
         Level of the Gaussianity, homogeneity and factor-model tests.
     disagreement_level, condition_level, weak_evidence_level : float
         Levels of the order check.
+    stability : dict, optional
+        The result of :func:`creator_plugin.stability.resample_stability`
+        for this fit.
+    instability_level : float, default=0.5
+        Level of the resampling check (edges changed per latent, on average
+        over the resamples).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
 
@@ -490,6 +504,7 @@ def assess_fit(
     checks["levels"] = {
         "alpha": alpha, "disagreement_level": disagreement_level,
         "condition_level": condition_level, "weak_evidence_level": weak_evidence_level,
+        "instability_level": instability_level,
     }
     gauss = checks["gaussianity"] = gaussianity_test(latents, random_state=rng)
     if gauss["p_value"] > alpha:
@@ -550,6 +565,17 @@ def assess_fit(
             issues.append(Issue("n_latent_mismatch", (
                 f"n_latent={d} includes components indistinguishable from noise: {basis}. "
                 "Try n_latent='auto' or creator_plugin.select_n_latent.")))
+    if stability is not None:
+        checks["stability"] = stability
+        n_done = len(stability["differences"])
+        if not n_done or stability["instability"] >= instability_level:
+            found = (f"on average {np.mean(stability['differences']):.1f} edges change "
+                     f"({stability['instability']:.2f} per latent >= {instability_level:g})"
+                     if n_done else "every refit failed")
+            issues.append(Issue("unstable_result", (
+                f"Refitted on {stability['n_resamples']} bootstrap resamples of the rows, the "
+                f"graph does not hold: {found}. The order or some features rest on a near-tie; "
+                "run creator_plugin.bootstrap and report only edges with high probability.")))
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
@@ -563,6 +589,9 @@ def _summary(verdict: Verdict) -> str:
             f"the environments differ (p = {c['heterogeneity']['p_value']:.2g})",
             "every recovered noise is an independent source of every environment",
         ]
+        if "stability" in c:
+            parts.append(f"refits on {c['stability']['n_resamples']} resamples give nearly "
+                         "the same graph")
         status = c.get("n_latent", {}).get("status")
         if status == "consistent":
             parts.append("n_latent agrees with the data's factor structure")

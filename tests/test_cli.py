@@ -346,3 +346,13 @@ def test_fit_reports_bad_input(csv_file, tmp_path, capsys):
                  "--out", str(tmp_path / "o")]) == 2
     _one_error_line(capsys, "n_latent=9 exceeds")
     assert not (tmp_path / "o").exists()
+
+
+def test_fit_quality_resamples_reaches_the_verdict(csv_file, tmp_path):
+    assert main(_args(csv_file, tmp_path / "out", "--quality-resamples", "2")) == 0
+    diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
+    stability = diag["quality"]["checks"]["stability"]
+    assert stability["n_resamples"] == 2
+    assert len(stability["differences"]) + len(stability["failures"]) == 2
+    model = CREATOR.load(tmp_path / "out" / "model.npz")
+    assert model.quality_resamples == 2

@@ -203,3 +203,83 @@ def test_a_wrong_fit_from_the_simulator_is_flagged_and_a_right_one_is_not(fit):
         verdict = assess_fit(model.latents_, ordering_steps=model.diagnostics_["ordering"],
                              random_state=seed)
         assert ("unreliable_order" in verdict.kinds) is wrong
+
+
+@pytest.mark.slow
+def test_resampling_check_flags_a_wrong_fit_the_other_checks_miss(fit_recording):
+    # Default workload at d = K = 5, tuning seed 92: the order is wrong (SHD 8)
+    # but every recovered noise looks independent; the graph of refits on
+    # resamples keeps changing. Seed 0 is a right fit whose refits agree.
+    from creator_plugin import FitQualityWarning, metrics
+
+    for seed, wrong in ((92, True), (0, False)):
+        sim = simulate(5, 5, 1000, random_state=seed)
+        model, caught = fit_recording(sim.X, 5, random_state=seed, quality_resamples=4)
+        shd = metrics.evaluate_model(model, sim)["shd"]
+        assert (shd >= 3) if wrong else (shd <= 1)
+        verdict = model.diagnostics_["quality"]
+        kinds = [i["kind"] for i in verdict["issues"]]
+        stability = verdict["checks"]["stability"]
+        assert len(stability["differences"]) == 4 and not stability["failures"]
+        assert ("unstable_result" in kinds) is wrong
+        assert (stability["instability"] >= 0.5) is wrong
+        assert kinds == ["unstable_result"] if wrong else kinds == []
+        warned = [w for w in caught if issubclass(w.category, FitQualityWarning)]
+        assert any(ISSUE_KINDS["unstable_result"] in str(w.message) for w in warned) is wrong
+        assert ("resamples give nearly the same graph" in verdict["summary"]) is not wrong
+
+
+def test_resampling_check_is_seeded_and_a_prefix_of_a_longer_run():
+    from creator_plugin.stability import resample_stability
+
+    sim = simulate(3, 3, 300, random_state=1)
+    model = _fit(sim.X, 3, seed=1)
+    calls = []
+
+    def refit(sample, seed):
+        calls.append(seed)
+        m = CREATOR(3, quality=False, random_state=seed).fit(sample)
+        return m.adjacency_matrix_, m.mean_, m.components_
+
+    two = resample_stability(sim.X, model.adjacency_matrix_, model.latents_, refit, 2,
+                             random_state=7)
+    three = resample_stability(sim.X, model.adjacency_matrix_, model.latents_, refit, 3,
+                               random_state=7)
+    assert calls[:2] == calls[2:4] and len(set(calls[2:])) == 3
+    assert three["differences"][:2] == two["differences"]
+    assert three["min_alignment"][:2] == two["min_alignment"]
+    assert np.isclose(three["instability"], np.mean(three["differences"]) / 3)
+    # A refit that always returns the full fit's own map and graph changes nothing.
+    same = resample_stability(
+        sim.X, model.adjacency_matrix_, model.latents_,
+        lambda sample, seed: (model.adjacency_matrix_, model.mean_, model.components_), 3,
+        random_state=0)
+    assert same["differences"] == [0, 0, 0]
+    assert np.allclose(same["min_alignment"], 1.0)
+
+
+def test_resampling_check_records_failed_refits_and_flags_when_all_fail():
+    from creator_plugin.stability import resample_stability
+
+    sim = simulate(2, 2, 200, random_state=0)
+    model = _fit(sim.X, 2)
+
+    def failing(sample, seed):
+        raise np.linalg.LinAlgError("singular")
+
+    stability = resample_stability(sim.X, model.adjacency_matrix_, model.latents_, failing, 2,
+                                   random_state=0)
+    assert stability["differences"] == [] and len(stability["failures"]) == 2
+    assert "LinAlgError: singular" in stability["failures"][0]
+    verdict = assess_fit(model.latents_, stability=stability, random_state=0)
+    assert "unstable_result" in verdict.kinds
+    assert "every refit failed" in verdict.summary
+
+
+def test_quality_resamples_is_validated_and_needs_in_memory_arrays():
+    da = pytest.importorskip("dask.array")
+    sim = simulate(2, 2, 200, random_state=0)
+    with pytest.raises(ValueError, match="quality_resamples"):
+        CREATOR(2, quality_resamples=-1).fit(sim.X)
+    with pytest.raises(ValueError, match="quality_resamples needs in-memory arrays"):
+        CREATOR(2, quality_resamples=2).fit([da.from_array(x, chunks=100) for x in sim.X])

@@ -34,9 +34,11 @@ from .. import metrics
 from ..estimator import CREATOR, WeakEvidenceWarning
 from ..quality import assess_fit
 from ..simulation import simulate
+from ..stability import resample_stability
 
 __all__ = [
     "WORKLOADS",
+    "instability_table",
     "level_table",
     "overhead_table",
     "run_verdict_benchmark",
@@ -77,7 +79,16 @@ def _data(cell: dict, seed: int, n: int):
     return sim.X, sim.Y, sim.adjacency
 
 
-def _one(cell: dict, seed: int, n: int, levels: dict) -> dict:
+def _refit(d: int):
+    def refit(sample, seed):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = CREATOR(d, quality=False, random_state=seed).fit(sample)
+        return m.adjacency_matrix_, m.mean_, m.components_
+    return refit
+
+
+def _one(cell: dict, seed: int, n: int, levels: dict, resamples: int) -> dict:
     X, Y, adjacency = _data(cell, seed, n)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -85,9 +96,14 @@ def _one(cell: dict, seed: int, n: int, levels: dict) -> dict:
         model = CREATOR(cell["d"], quality=False, random_state=seed).fit(X)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
+    # The same refits as CREATOR(quality_resamples=resamples) runs inside its fit.
+    stability = resample_stability(
+        X, model.adjacency_matrix_, model.latents_, _refit(cell["d"]), resamples,
+        random_state=seed,
+    ) if resamples else None
     verdict = assess_fit(
         model.latents_, X=X, ordering_steps=model.diagnostics_["ordering"],
-        random_state=seed, **levels,
+        stability=stability, random_state=seed, **levels,
     )
     verdict_seconds = time.perf_counter() - start
     ev = metrics.evaluate(adjacency, Y, model.adjacency_matrix_, model.latents_,
@@ -106,12 +122,15 @@ def _one(cell: dict, seed: int, n: int, levels: dict) -> dict:
         "max_condition": max(c["conditioning"]["condition_numbers"]),
         "weak_steps": len(c["weak_ordering_steps"]),
         "n_latent_status": c["n_latent"]["status"],
+        "resamples": resamples,
+        "instability": stability["instability"] if stability else float("nan"),
+        "resample_differences": ";".join(map(str, stability["differences"])) if stability else "",
     }
 
 
 def run_verdict_benchmark(
     workload: str, seeds: Iterable[int], *, n: int = 1000, n_jobs: int | None = 1,
-    levels: dict | None = None,
+    levels: dict | None = None, resamples: int = 0,
 ) -> list[dict]:
     """Fit CREATOR and assess every fit of a workload.
 
@@ -125,6 +144,10 @@ def run_verdict_benchmark(
         joblib workers.
     levels : dict, optional
         Keyword arguments for :func:`assess_fit` (its levels).
+    resamples : int, default=0
+        Run the verdict's resampling check with this many resamples
+        (``CREATOR(quality_resamples=resamples)``); its refits count in the
+        verdict's seconds.
 
     Returns
     -------
@@ -133,7 +156,9 @@ def run_verdict_benchmark(
         the verdict, the issues found and the statistics behind them.
     """
     tasks = [(c, s) for c in verdict_cells(workload) for s in seeds]
-    return Parallel(n_jobs=n_jobs)(delayed(_one)(c, s, n, levels or {}) for c, s in tasks)
+    return Parallel(n_jobs=n_jobs)(
+        delayed(_one)(c, s, n, levels or {}, resamples) for c, s in tasks
+    )
 
 
 def _seed_range(rows: list[dict]) -> str:
@@ -172,7 +197,8 @@ def summarize_hard(rows: list[dict]) -> str:
     """Markdown: flagged shares among fits with SHD >= 3 and with SHD <= 1, by issue kind."""
     bad = [r for r in rows if r["shd"] >= 3]
     good = [r for r in rows if r["shd"] <= 1]
-    kinds = ("not_identifiable", "no_heterogeneity", "unreliable_order", "n_latent_mismatch")
+    kinds = ("not_identifiable", "no_heterogeneity", "unreliable_order", "n_latent_mismatch",
+             "unstable_result")
 
     def share(sub, pred):
         return f"{np.mean([pred(r) for r in sub]):.1%}" if sub else "-"
@@ -226,6 +252,35 @@ def level_table(
 
     for t, c in product(disagreement_levels, condition_levels):
         lines.append(f"| {t:g} | {c:.3g} | {share(bad, t, c)} | {share(good, t, c)} |")
+    return "\n".join(lines)
+
+
+def instability_table(rows: list[dict], levels: Iterable[float]) -> str:
+    """Markdown: how the resampling check's level and resample count trade detections.
+
+    Re-decides ``"unstable_result"`` from the recorded per-resample
+    differences, for every level (edges changed per latent) and for the
+    first B resamples, B = 2, 4, ... up to the count recorded (resample b
+    is the same in a run with fewer resamples); the other issues as recorded.
+    """
+    bad = [r for r in rows if r["shd"] >= 3]
+    good = [r for r in rows if r["shd"] <= 1]
+    recorded = min(r["resamples"] for r in rows)
+
+    def flagged(r, level, B):
+        others = {k for k in r["issues"].split(";") if k and k != "unstable_result"}
+        diffs = [int(x) for x in r["resample_differences"].split(";") if x][:B]
+        return bool(others) or not diffs or np.mean(diffs) / r["d"] >= level
+
+    def share(sub, level, B):
+        return f"{np.mean([flagged(r, level, B) for r in sub]):.1%}" if sub else "-"
+
+    lines = [
+        "| resamples | instability level | SHD >= 3 flagged | SHD <= 1 flagged |",
+        "|---|---|---|---|",
+    ]
+    for B, level in product(range(2, recorded + 1, 2), levels):
+        lines.append(f"| {B} | {level:g} | {share(bad, level, B)} | {share(good, level, B)} |")
     return "\n".join(lines)
 
 
