@@ -38,17 +38,33 @@ def test_contrast_gradient_matches_finite_differences():
     rng = np.random.default_rng(0)
     X_red = [rng.laplace(size=(300, 4)), rng.uniform(-1, 1, (200, 4)) @ rng.normal(size=(4, 4))]
     g = rng.standard_normal(16)
-    value, grad = _ordered_contrast(g, X_red, 4)
+    S = [X.T @ X for X in X_red]
+    value, grad = _ordered_contrast(g, X_red, 4, S)
     h = 1e-6
     numeric = np.array(
         [
-            (_ordered_contrast(g + h * e, X_red, 4)[0] - _ordered_contrast(g - h * e, X_red, 4)[0])
-            / (2 * h)
+            (_ordered_contrast(g + h * e, X_red, 4, S)[0]
+             - _ordered_contrast(g - h * e, X_red, 4, S)[0]) / (2 * h)
             for e in np.eye(16)
         ]
     )
     assert value > 0
     np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-5 * np.abs(grad).max())
+
+
+def test_contrast_is_the_same_whatever_the_blocks_of_rows(monkeypatch):
+    # The one-pass accumulation over blocks must not depend on where blocks end.
+    import creator_plugin._passes as passes
+
+    rng = np.random.default_rng(3)
+    X_red = [rng.laplace(size=(1000, 4)), rng.exponential(size=(777, 4)) - 1.0]
+    S = [X.T @ X for X in X_red]
+    g = rng.standard_normal(16)
+    whole = _ordered_contrast(g, X_red, 4, S)
+    monkeypatch.setattr(passes, "BLOCK_ELEMENTS", 64 * 7)  # 7 rows per block
+    blocks = _ordered_contrast(g, X_red, 4, S)
+    assert blocks[0] == pytest.approx(whole[0], rel=1e-12)
+    np.testing.assert_allclose(blocks[1], whole[1], rtol=1e-10, atol=1e-14)
 
 
 def test_ordered_noises_are_the_stepwise_residuals():
@@ -70,7 +86,8 @@ def test_polish_raises_the_contrast_and_keeps_orientation():
     out, info = polish_directions(X_red, 3.0 * start)
     assert info["kept"]
     assert info["contrast"] > info["contrast_start"]
-    assert info["contrast"] == pytest.approx(_ordered_contrast(out.T.ravel(), X_red, 5)[0])
+    S = [X.T @ X for X in X_red]
+    assert info["contrast"] == pytest.approx(_ordered_contrast(out.T.ravel(), X_red, 5, S)[0])
     np.testing.assert_allclose(np.linalg.norm(out, axis=0), 1.0)
     # a local refinement: every direction stays close to (and on the side of) its start
     cos = np.sum(out * start, axis=0) / np.linalg.norm(start, axis=0)
