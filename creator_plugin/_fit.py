@@ -25,7 +25,7 @@ from .pruning import (
     prune,
     standardised_coefficients,
 )
-from .quality import ISSUE_KINDS, assess_fit
+from .quality import ISSUE_KINDS, THOROUGH_DISAGREEMENT_LEVEL, assess_fit
 from .sem import SEMParameters, centred_scatter, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -290,6 +290,7 @@ def fit_arrays(
             latents, X=X_list if check_n_latent else None,
             ordering_steps=order.steps if scorer == "ica_consistency" else None,
             weak_evidence_level=weak_evidence_level, stability=stability, random_state=rng,
+            **({"disagreement_level": THOROUGH_DISAGREEMENT_LEVEL} if quality_resamples else {}),
         )
         diagnostics["quality"] = verdict.to_dict()
         found += [

@@ -155,16 +155,18 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         :class:`~creator_plugin.FitQualityWarning`. It adds a fraction of
         the fit's time (BENCHMARKS.md, "Choosing n_latent and the fit-quality verdict").
     quality_resamples : int, default=0
-        With ``quality=True``, also refit on this many bootstrap resamples
-        of the rows (within environments) and raise an
-        ``"unstable_result"`` issue when the graph changes by half an edge
-        per latent or more on average
-        (:func:`creator_plugin.stability.resample_stability`). This check
-        catches most of the wrong fits the other checks miss (a near-tie in
-        the order, imprecise features), at the cost of ``quality_resamples``
-        more fits; 4 to 8 is enough (BENCHMARKS.md, "Wrong fits at d = K =
-        5"). 0 (the default) skips it. It needs in-memory arrays: for dask
-        arrays use :func:`creator_plugin.bootstrap` with a Dask backend.
+        With ``quality=True``, the thorough verdict: also refit on this
+        many bootstrap resamples of the rows (within environments) and raise
+        an ``"unstable_result"`` issue when the graph changes by half an
+        edge per latent or more on average
+        (:func:`creator_plugin.stability.resample_stability`), and use the
+        lower level :data:`creator_plugin.quality.THOROUGH_DISAGREEMENT_LEVEL`
+        in the ICA-agreement check. It catches most of the wrong fits the
+        cheap verdict misses (a near-tie in the order, imprecise features),
+        at the cost of ``quality_resamples`` more fits and more false alarms
+        (BENCHMARKS.md, "Wrong fits at d = K = 5"); 4 to 8 resamples are
+        enough. 0 (the default) skips it. It needs in-memory arrays: for
+        dask arrays use :func:`creator_plugin.bootstrap` with a Dask backend.
     random_state : int, numpy Generator, RandomState or None, default=None
         Seeds every random choice (ICA initialisations, randomised scorers,
         the verdict's simulated references).

@@ -366,6 +366,14 @@ def latent_conditioning(latents: list[np.ndarray]) -> dict:
     return {"condition_numbers": conds, "worst_environment": int(np.argmax(conds))}
 
 
+#: The calibrated-disagreement level of the order check when the verdict also
+#: resamples (``CREATOR(quality_resamples=B)``). Without resampling the
+#: verdict runs on every fit and keeps a low false-alarm rate (level 4.5); a
+#: user who asks for the resampling check asks for the thorough verdict, and
+#: both levels were chosen together for it on the simulator's tuning seeds
+#: (BENCHMARKS.md, "Wrong fits at d = K = 5").
+THOROUGH_DISAGREEMENT_LEVEL = 3.0
+
 #: The kinds of issue a verdict can name, with their plain-language titles.
 ISSUE_KINDS = {
     "not_identifiable": "not identifiable (Gaussian or near-Gaussian noise)",

@@ -223,7 +223,13 @@ def test_resampling_check_flags_a_wrong_fit_the_other_checks_miss(fit_recording)
         assert len(stability["differences"]) == 4 and not stability["failures"]
         assert ("unstable_result" in kinds) is wrong
         assert (stability["instability"] >= 0.5) is wrong
-        assert kinds == ["unstable_result"] if wrong else kinds == []
+        assert kinds == [] if not wrong else "unstable_result" in kinds
+        # The cheap verdict alone misses the wrong fit.
+        cheap, _ = fit_recording(sim.X, 5, random_state=seed)
+        assert cheap.diagnostics_["quality"]["issues"] == []
+        assert "stability" not in cheap.diagnostics_["quality"]["checks"]
+        levels = (verdict["checks"]["levels"], cheap.diagnostics_["quality"]["checks"]["levels"])
+        assert [lv["disagreement_level"] for lv in levels] == [3.0, 4.5]
         warned = [w for w in caught if issubclass(w.category, FitQualityWarning)]
         assert any(ISSUE_KINDS["unstable_result"] in str(w.message) for w in warned) is wrong
         assert ("resamples give nearly the same graph" in verdict["summary"]) is not wrong

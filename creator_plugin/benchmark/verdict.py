@@ -32,7 +32,7 @@ from joblib import Parallel, delayed
 
 from .. import metrics
 from ..estimator import CREATOR, WeakEvidenceWarning
-from ..quality import assess_fit
+from ..quality import THOROUGH_DISAGREEMENT_LEVEL, assess_fit
 from ..simulation import simulate
 from ..stability import resample_stability
 
@@ -101,6 +101,8 @@ def _one(cell: dict, seed: int, n: int, levels: dict, resamples: int) -> dict:
         X, model.adjacency_matrix_, model.latents_, _refit(cell["d"]), resamples,
         random_state=seed,
     ) if resamples else None
+    if resamples:
+        levels = {"disagreement_level": THOROUGH_DISAGREEMENT_LEVEL, **levels}
     verdict = assess_fit(
         model.latents_, X=X, ordering_steps=model.diagnostics_["ordering"],
         stability=stability, random_state=seed, **levels,
@@ -255,32 +257,41 @@ def level_table(
     return "\n".join(lines)
 
 
-def instability_table(rows: list[dict], levels: Iterable[float]) -> str:
-    """Markdown: how the resampling check's level and resample count trade detections.
+def instability_table(
+    rows: list[dict], levels: Iterable[float], disagreement_levels: Iterable[float] = (4.5, 3.0),
+    condition_level: float = 10**6,
+) -> str:
+    """Markdown: the thorough verdict's levels and resample count against detections.
 
-    Re-decides ``"unstable_result"`` from the recorded per-resample
-    differences, for every level (edges changed per latent) and for the
-    first B resamples, B = 2, 4, ... up to the count recorded (resample b
-    is the same in a run with fewer resamples); the other issues as recorded.
+    Re-decides ``"unreliable_order"`` (from the recorded statistics, at every
+    calibrated-disagreement level) and ``"unstable_result"`` (from the
+    recorded per-resample differences, at every instability level, for the
+    first B resamples, B = 2, 4, ... up to the count recorded: resample b is
+    the same in a run with fewer resamples); the other issues as recorded.
     """
     bad = [r for r in rows if r["shd"] >= 3]
     good = [r for r in rows if r["shd"] <= 1]
     recorded = min(r["resamples"] for r in rows)
 
-    def flagged(r, level, B):
-        others = {k for k in r["issues"].split(";") if k and k != "unstable_result"}
-        diffs = [int(x) for x in r["resample_differences"].split(";") if x][:B]
-        return bool(others) or not diffs or np.mean(diffs) / r["d"] >= level
+    def flagged(r, t, level, B):
+        others = {k for k in r["issues"].split(";")
+                  if k and k not in ("unstable_result", "unreliable_order")}
+        order = (r["calibrated_disagreement"] >= t or r["max_condition"] >= condition_level
+                 or r["weak_steps"] > 0)
+        diffs = [int(x) for x in str(r["resample_differences"]).split(";") if x][:B]
+        return bool(others) or order or not diffs or np.mean(diffs) / r["d"] >= level
 
-    def share(sub, level, B):
-        return f"{np.mean([flagged(r, level, B) for r in sub]):.1%}" if sub else "-"
+    def share(sub, t, level, B):
+        return f"{np.mean([flagged(r, t, level, B) for r in sub]):.1%}" if sub else "-"
 
     lines = [
-        "| resamples | instability level | SHD >= 3 flagged | SHD <= 1 flagged |",
-        "|---|---|---|---|",
+        "| resamples | disagreement level | instability level | SHD >= 3 flagged "
+        "| SHD <= 1 flagged |",
+        "|---|---|---|---|---|",
     ]
-    for B, level in product(range(2, recorded + 1, 2), levels):
-        lines.append(f"| {B} | {level:g} | {share(bad, level, B)} | {share(good, level, B)} |")
+    for B, t, level in product(range(2, recorded + 1, 2), disagreement_levels, levels):
+        lines.append(f"| {B} | {t:g} | {level:g} | {share(bad, t, level, B)} "
+                     f"| {share(good, t, level, B)} |")
     return "\n".join(lines)
 
 
