@@ -8,6 +8,7 @@ from creator_plugin.benchmark.dimension import (
     summarize,
 )
 from creator_plugin.benchmark.verdict import (
+    instability_table,
     level_table,
     run_verdict_benchmark,
     summarize_hard,
@@ -34,6 +35,24 @@ def test_hard_setting2_rows_and_re_decided_levels():
     # Re-deciding the order check with levels nothing reaches unflags it.
     table = level_table(rows, [float("inf")], [float("inf")])
     assert "| inf | inf | 0.0% | - |" in table  # no fit with SHD <= 1
+
+
+@pytest.mark.slow
+def test_resampling_rows_match_the_estimator_and_re_decide():
+    from creator_plugin import CREATOR, simulate
+
+    (row,) = run_verdict_benchmark("hard", [92], n=1000, resamples=4)
+    sim = simulate(5, 5, 1000, random_state=92)
+    # The benchmark runs the estimator's check (other resample seeds): both flag the fit.
+    model = CREATOR(5, quality_resamples=4, random_state=92).fit(sim.X)
+    assert row["shd"] >= 3 and row["resamples"] == 4
+    assert 0.5 <= row["instability"] and "unstable_result" in row["issues"]
+    assert len(row["resample_differences"].split(";")) == 4
+    assert model.diagnostics_["quality"]["checks"]["stability"]["instability"] >= 0.5
+    table = instability_table(rows := [row], [0.5, float("inf")], [float("inf")])
+    assert "| 4 | inf | 0.5 | 100.0% | - |" in table
+    assert "| 4 | inf | inf | 0.0% | - |" in table  # nothing else flags it
+    assert "| 2 | inf | 0.5 |" in table and len(rows) == 1
 
 
 def test_dimension_benchmark_rows_and_summary():

@@ -96,7 +96,8 @@ def _one(cell: dict, seed: int, n: int, levels: dict, resamples: int) -> dict:
         model = CREATOR(cell["d"], quality=False, random_state=seed).fit(X)
     fit_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    # The same refits as CREATOR(quality_resamples=resamples) runs inside its fit.
+    # The check CREATOR(quality_resamples=resamples) runs inside its fit (the
+    # resamples are seeded with the seed here, from the fit's stream there).
     stability = resample_stability(
         X, model.adjacency_matrix_, model.latents_, _refit(cell["d"]), resamples,
         random_state=seed,
