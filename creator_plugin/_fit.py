@@ -14,7 +14,11 @@ import numpy as np
 
 from ._passes import MappedArrays, encode, project
 from ._random import as_generator, draw_seed
-from .disentangle import disentangling_matrix
+from .disentangle import (
+    LATER_WEIGHT_LEVEL,
+    disentangling_matrix,
+    refine_disentangling,
+)
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
@@ -125,6 +129,7 @@ def fit_arrays(
     standardize: bool = True,
     n_refine: int = 3,
     polish: bool = True,
+    disentangle: str = "subspace",
     ica_options: dict | None = None,
     scorer_options: dict | None = None,
     weak_evidence_level: float = 0.1,
@@ -148,8 +153,8 @@ def fit_arrays(
         ``(n_k, d)`` results are computed).
     n_latent : int
         Number of latent features d.
-    scorer, pruning, prune_threshold, standardize, n_refine, polish, ica_options,
-    scorer_options, weak_evidence_level, quality, quality_resamples
+    scorer, pruning, prune_threshold, standardize, n_refine, polish, disentangle,
+    ica_options, scorer_options, weak_evidence_level, quality, quality_resamples
         As in :class:`creator_plugin.CREATOR`.
     check_n_latent : bool, default=True
         Whether the verdict checks ``n_latent`` against the data (pointless
@@ -217,12 +222,14 @@ def fit_arrays(
     # within-environment variance and positive pooled covariance with the
     # entangled feature of the same position (from d x d moments: the
     # disentangled features are never formed).
-    gram, scatter = np.zeros((d, d)), np.zeros((d, d))
+    gram, scatters = np.zeros((d, d)), []
     for y in entangled:
         gram += y.T @ y
-        scatter += centred_scatter(y, y.mean(axis=0))
+        scatters.append(centred_scatter(y, y.mean(axis=0)))
     del y
+    scatter = np.sum(scatters, axis=0)
     n_rows = np.array([x.shape[0] for x in X_red])
+    refinement = None
     n_total = int(n_rows.sum())
     if pruning == "rank_raw":
         # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
@@ -231,6 +238,15 @@ def fit_arrays(
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
         C = disentangling_matrix(B, adjacency)
+        if disentangle == "likelihood":
+            C, refinement = refine_disentangling(
+                C, np.stack(scatters) / n_rows[:, None, None], n_rows, adjacency)
+            if refinement["later_weight"] > LATER_WEIGHT_LEVEL:
+                # Features that lean on later positions more than on their own
+                # are the likelihood absorbing an edge the pruning missed:
+                # keep the subspace intersection (README, "How each step is done").
+                C = disentangling_matrix(B, adjacency)
+                refinement["kept"] = False
     cov = np.diag(gram @ C)
     C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
 
@@ -267,6 +283,7 @@ def fit_arrays(
         "partly_constant_columns": red.partly_constant_columns.tolist(),
         "n_ica_not_converged": order.n_ica_not_converged,
         "polish": order.polish,
+        "disentangle": refinement,
         "weak_ordering_steps": weak_steps,
     }
     if quality:
@@ -275,6 +292,7 @@ def fit_arrays(
             params = {
                 "scorer": scorer, "pruning": pruning, "prune_threshold": prune_threshold,
                 "standardize": standardize, "n_refine": n_refine, "polish": polish,
+                "disentangle": disentangle,
                 "ica_options": ica_options, "scorer_options": scorer_options,
                 "weak_evidence_level": weak_evidence_level, "quality": False,
             }

@@ -111,6 +111,21 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         directions from leaking into later ones. Its contrast adds a
         skewness term to the log-cosh negentropy. The paper has no such
         step.
+    disentangle : {"subspace", "likelihood"}, default="subspace"
+        Step 3. ``"subspace"`` intersects the subspaces of the pruning's
+        regression rows (:func:`creator_plugin.disentangle.disentangling_matrix`),
+        as the paper does. ``"likelihood"`` (experimental) starts there and
+        maximises the Gaussian likelihood of the pruned SEM in all
+        environments at once over the disentangling matrix
+        (:func:`creator_plugin.disentangle.refine_disentangling`), falling
+        back to the subspace intersection when the refinement leans on later
+        positions more than on the feature's own
+        (:data:`creator_plugin.disentangle.LATER_WEIGHT_LEVEL`), the sign of
+        an edge the pruning missed. It recovers some features that the
+        intersection mixes (chains of large weights at d = 10) but did not
+        lower SHD on fresh seeds, and costs a little LocR² at d = 5, so it
+        is not the default (BENCHMARKS.md, "Accuracy at larger d"). Ignored
+        with ``pruning="rank_raw"`` (the paper's preset).
     pruning : {"residual", "rank", "rank_raw"}, default="residual"
         Edge decision rule (:func:`creator_plugin.pruning.prune`).
         ``"residual"`` and ``"rank"`` (the paper's rank test) work on
@@ -164,7 +179,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         in the ICA-agreement check. It catches most of the wrong fits the
         cheap verdict misses (a near-tie in the order, imprecise features),
         at the cost of ``quality_resamples`` more fits and more false alarms
-        (BENCHMARKS.md, "Wrong fits at d = K = 5"); 4 to 8 resamples are
+        (BENCHMARKS.md, "Wrong fits at d = K = 5"); 8 resamples are
         enough. 0 (the default) skips it. It needs in-memory arrays: for
         dask arrays use :func:`creator_plugin.bootstrap` with a Dask backend.
     random_state : int, numpy Generator, RandomState or None, default=None
@@ -273,6 +288,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "scorer": [StrOptions(set(SCORERS))],
         "n_refine": [Interval(Integral, 0, None, closed="left")],
         "polish": ["boolean"],
+        "disentangle": [StrOptions({"subspace", "likelihood"})],
         "pruning": [StrOptions(set(PRUNING_RULES))],
         "prune_threshold": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "standardize": ["boolean"],
@@ -294,6 +310,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         scorer: str = "ica_consistency",
         n_refine: int = 3,
         polish: bool = True,
+        disentangle: str = "subspace",
         pruning: str = "residual",
         prune_threshold: float | str = "auto",
         standardize: bool = True,
@@ -308,6 +325,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.scorer = scorer
         self.n_refine = n_refine
         self.polish = polish
+        self.disentangle = disentangle
         self.pruning = pruning
         self.prune_threshold = prune_threshold
         self.standardize = standardize
@@ -344,7 +362,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             An unfitted estimator; ``get_params()`` shows every setting.
         """
         return cls(
-            n_latent, scorer="hsic", n_refine=0, polish=False, pruning="rank_raw",
+            n_latent, scorer="hsic", n_refine=0, polish=False, disentangle="subspace",
+            pruning="rank_raw",
             prune_threshold=tau, standardize=False, random_state=random_state,
         )
 
@@ -390,7 +409,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         result = fit_arrays(
             X_list, n_latent, scorer=self.scorer, pruning=self.pruning,
             prune_threshold=self.prune_threshold, standardize=self.standardize,
-            n_refine=self.n_refine, polish=self.polish, ica_options=ica_options,
+            n_refine=self.n_refine, polish=self.polish,
+            disentangle=self.disentangle,
+            ica_options=ica_options,
             scorer_options=scorer_options, weak_evidence_level=self.weak_evidence_level,
             quality=self.quality, quality_resamples=self.quality_resamples,
             check_n_latent=not auto,
