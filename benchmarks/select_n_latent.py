@@ -16,7 +16,7 @@ import argparse
 
 import pandas as pd
 
-from creator_plugin.benchmark.dimension import run_dimension_benchmark, summarize
+from creator_plugin.benchmark.dimension import dimension_cells, run_dimension_benchmark, summarize
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,10 +27,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--alpha", type=float, default=0.01)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--csv", help="write one row per model here")
+    parser.add_argument("--features", nargs="+", default=["d", "3d", "50"],
+                        help='column counts: "d", "3d" or numbers (wide data: 100 384 1000)')
+    parser.add_argument("--ds", nargs="+", type=int, default=[2, 3, 5, 7])
+    parser.add_argument("--env-factors", nargs="+", type=int, default=[1, 2],
+                        help="K = factor * d")
     args = parser.parse_args(argv)
+    cells = dimension_cells(args.ds, args.env_factors, args.features)
     rows = run_dimension_benchmark(
-        range(args.first_seed, args.first_seed + args.seeds), n=args.n, alpha=args.alpha,
-        n_jobs=args.n_jobs,
+        range(args.first_seed, args.first_seed + args.seeds), cells=cells, n=args.n,
+        alpha=args.alpha, n_jobs=args.n_jobs,
     )
     print(summarize(rows))
     if args.csv:

@@ -245,7 +245,7 @@ def _dims(args: argparse.Namespace) -> int:
     feats, env, _ = _read_table(args)
     try:
         sel = select_n_latent(feats.to_numpy(dtype=float), environments=env.to_numpy(),
-                              alpha=args.alpha)
+                              alpha=args.alpha, random_state=args.seed)
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
     print(sel.summary())
@@ -330,6 +330,8 @@ def _build_parser() -> argparse.ArgumentParser:
     dims.add_argument("--env-column", required=True, help="name of the environment column")
     dims.add_argument("--alpha", type=float, default=0.01, help="level of the tests")
     dims.add_argument("--out", help="write a scree plot PNG here (needs matplotlib)")
+    dims.add_argument("--seed", type=_int_at_least(0), default=0,
+                      help="seeds the column subset tested when there are more than 60 columns")
     _add_table_arguments(dims)
 
     from .benchmark import cli as bench_cli

@@ -56,6 +56,9 @@ MAX_TEST_COLUMNS = 60
 #: Rows (at least; 10 per tested column otherwise) of the seeded subsample
 #: on which :func:`n_latent_evidence` finds the linearly independent columns.
 RANK_ROWS = 2000
+#: Columns (a seeded random subset beyond) whose pooled spectrum
+#: :func:`select_n_latent` reports when it tests a subset.
+SPECTRUM_COLUMNS = 500
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,11 @@ class DimensionSelection:
         Whether the test statistic is the sum of per-environment statistics
         (the default) or computed once on the pooled correlation (when an
         environment has too few rows or a column constant within it).
+    n_columns_tested : int
+        Columns the tests drew from: all p, or a seeded random subset of
+        ``max_columns`` (then ``rank`` and ``spectrum`` are of subsets).
+    n_columns : int
+        Columns of the data (p).
     """
 
     n_latent: int
@@ -107,6 +115,8 @@ class DimensionSelection:
     rank: int = 0
     max_testable: int = 0
     test_scope: str = "per_environment"
+    n_columns_tested: int = 0
+    n_columns: int = 0
 
     def to_dict(self) -> dict:
         """Plain-Python form (for ``diagnostics_`` and JSON)."""
@@ -115,6 +125,7 @@ class DimensionSelection:
             "criteria": dict(self.criteria), "spectrum": self.spectrum.tolist(),
             "tests": [dict(t) for t in self.tests], "alpha": self.alpha, "rank": self.rank,
             "max_testable": self.max_testable, "test_scope": self.test_scope,
+            "n_columns_tested": self.n_columns_tested, "n_columns": self.n_columns,
             "summary": self.summary(),
         }
 
@@ -141,7 +152,9 @@ class DimensionSelection:
         others = ", ".join(
             f"{k}: {v}" for k, v in self.criteria.items() if k not in ("factor_lr_test", "rank")
         )
-        return (f"n_latent = {self.n_latent}: {why}.\nSpectral criteria: {others}; "
+        subset = (f" (tests on a random subset of {self.n_columns_tested} of the "
+                  f"{self.n_columns} columns)" if self.n_columns_tested < self.n_columns else "")
+        return (f"n_latent = {self.n_latent}: {why}{subset}.\nSpectral criteria: {others}; "
                 f"rank of the data: {self.rank}.")
 
 
@@ -447,7 +460,8 @@ def _group_correlations(
 
 
 def select_n_latent(
-    X, environments=None, *, alpha: float = 0.01, standardize: bool = True
+    X, environments=None, *, alpha: float = 0.01, standardize: bool = True,
+    max_columns: int | None = MAX_TEST_COLUMNS, random_state=None,
 ) -> DimensionSelection:
     """Choose the number of latent features d from multi-environment data.
 
@@ -477,6 +491,22 @@ def select_n_latent(
         Report the spectrum (and the spectral criteria) on the correlation
         scale, as CREATOR's reduction uses it with ``standardize=True``. The
         test is scale-invariant either way.
+    max_columns : int or None, default=MAX_TEST_COLUMNS
+        With more columns than this, the tests use a seeded random subset of
+        ``max_columns`` columns, as :func:`n_latent_evidence` does, and the
+        spectrum a seeded random subset of ``SPECTRUM_COLUMNS``: the cost is
+        then linear in p and the memory bounded. A k-factor model of all
+        columns is one of every subset and a subset of m >> d columns
+        measures the same d latents, so the choice keeps its meaning; it
+        also keeps the test's chi-square approximation valid, which fails
+        once the columns are a sizeable fraction of the rows (with all 200
+        to 1000 columns of a d = 5 model, n = 500 per environment, the test
+        picked 6 to 37). The largest choice is then ``max_columns`` (more
+        latents than the subset can show); raise it for more. None tests
+        every column (cubic cost in p).
+    random_state : int, Generator or None
+        Seeds the column subsets and the row subsample that finds the
+        independent columns (unused with at most ``max_columns`` columns).
 
     Returns
     -------
@@ -508,18 +538,37 @@ def select_n_latent(
         or not 0.0 < float(alpha) < 1.0
     ):
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}.")
+    if max_columns is not None and (
+        isinstance(max_columns, bool) or not isinstance(max_columns, numbers.Integral)
+        or max_columns < 4
+    ):
+        raise ValueError(f"max_columns must be None or an integer >= 4, got {max_columns!r}.")
     X_list = check_environments(X, environments)
-    if standardize:
-        X_list = _column_units(X_list)
-    pooled = _pooled_centred(X_list, standardize=True)
-    cols = _independent_columns(pooled)
+    p = X_list[0].shape[1]
+    subset = max_columns is not None and p > max_columns
+    if subset:
+        rng = as_generator(random_state)
+        cols, mats, sizes, scope, _ = _test_inputs(X_list, max_columns, rng)
+        n_tested = int(max_columns)
+        spec_cols = np.arange(p) if p <= SPECTRUM_COLUMNS else np.sort(
+            rng.choice(p, SPECTRUM_COLUMNS, replace=False))
+        spec_list = [x[:, spec_cols] for x in X_list]
+        if standardize:
+            spec_list = _column_units(spec_list)
+        spectrum = pooled_spectrum(spec_list, standardize=standardize)
+    else:
+        if standardize:
+            X_list = _column_units(X_list)
+        cols = _independent_columns(_pooled_centred(X_list, standardize=True))
+        n_tested = p
     if cols.size == 0:
         raise ValueError("X: every column is constant within every environment.")
-    spectrum = pooled_spectrum(X_list, standardize=standardize)
+    if not subset:
+        spectrum = pooled_spectrum(X_list, standardize=standardize)
+        mats, sizes, scope = _group_correlations(X_list, cols)
     r = int(cols.size)
     k_test = ledermann_bound(r)
     tests, chosen = [], None
-    mats, sizes, scope = _group_correlations(X_list, cols)
     for k in range(1, k_test + 1):
         stat, df, pval = factor_lr_test(mats, sizes, k)
         tests.append({"k": k, "statistic": stat, "df": df, "p_value": pval})
@@ -530,7 +579,7 @@ def select_n_latent(
         n_latent, decided_by = chosen, "factor_lr_test"
     else:
         n_latent = r
-        decided_by = "rank" if r < spectrum.size else "all_directions"
+        decided_by = "rank" if r < n_tested else "all_directions"
     criteria = {
         "factor_lr_test": chosen,
         "onatski_ed": onatski_ed(spectrum),
@@ -541,6 +590,7 @@ def select_n_latent(
     return DimensionSelection(
         n_latent=n_latent, decided_by=decided_by, criteria=criteria, spectrum=spectrum,
         tests=tests, alpha=float(alpha), rank=r, max_testable=k_test, test_scope=scope,
+        n_columns_tested=n_tested, n_columns=p,
     )
 
 
@@ -658,6 +708,8 @@ def _test_inputs(
     z /= np.where(sd > 0, sd, np.inf)
     keep = _independent_columns(z)
     r = keep.size
+    if r == 0:
+        return cand[keep], [], n_rows.tolist(), "per_environment", p
     mats = []
     for scatter, n in zip(scatters, n_rows):
         S = scatter[np.ix_(keep, keep)]

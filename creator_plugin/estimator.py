@@ -84,7 +84,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         Number of latent features d (``1 <= d <= p``). ``"auto"`` chooses it
         from the data with :func:`creator_plugin.select_n_latent` (the
         choice is ``n_latent_``, its evidence
-        ``diagnostics_["n_latent_selection"]``).
+        ``diagnostics_["n_latent_selection"]``; with more than 60 columns
+        its tests use a column subset seeded by ``random_state``).
     scorer : {"ica_consistency", "hsic", "hsic_rff"}, default="ica_consistency"
         How the ordering step scores ICA candidates
         (:mod:`creator_plugin.independence`). ``"ica_consistency"`` measures
@@ -398,7 +399,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         names = feature_names(X)
         selection = None
         if auto:
-            selection = select_n_latent(X_list, standardize=self.standardize)
+            selection = select_n_latent(
+                X_list, standardize=self.standardize, random_state=self.random_state)
             X_list = check_environments(X_list, n_latent=selection.n_latent)
         n_latent = selection.n_latent if auto else self.n_latent
         if self.quality and self.quality_resamples and any(map(is_dask, X_list)):

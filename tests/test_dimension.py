@@ -65,6 +65,8 @@ def test_stacked_input_with_environments_equals_list_input():
         ({"alpha": 0.0}, "alpha"),
         ({"alpha": 1.5}, "alpha"),
         ({"alpha": True}, "alpha"),
+        ({"max_columns": 3}, "max_columns"),
+        ({"max_columns": 10.0}, "max_columns"),
     ],
 )
 def test_bad_alpha(kwargs, match):
@@ -161,6 +163,33 @@ def test_n_latent_evidence_on_a_column_subset_without_a_p_by_p_matrix():
     # Every random choice from random_state.
     a = n_latent_evidence(sim.X, 3, random_state=5)
     assert a == n_latent_evidence(sim.X, 3, random_state=5)
+
+
+def test_select_n_latent_on_wide_data_tests_a_column_subset():
+    """p >> 60: the tests use a seeded subset of 60 columns; all 4000 would be
+    wrong (the chi-square approximation fails when the columns approach the
+    rows: a d = 5 model with 500 to 1000 columns gave 22 to 37) and slow."""
+    import tracemalloc
+
+    sim = simulate(5, 5, 500, n_features=4000, measurement_noise=0.1, random_state=0)
+    tracemalloc.start()
+    sel = select_n_latent(sim.X, random_state=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # A p x p matrix would be 128 MB, a copy of the data 80 MB; the spectrum
+    # of 500 columns needs a few copies of 2500 x 500 (10 MB each).
+    assert peak < 40e6
+    assert sel.n_latent == 5 and sel.decided_by == "factor_lr_test"
+    assert sel.n_columns_tested == 60 and sel.n_columns == 4000 and sel.rank == 60
+    assert sel.spectrum.shape == (500,)  # SPECTRUM_COLUMNS of the 4000
+    assert "random subset of 60 of the 4000 columns" in sel.summary()
+    assert sel.to_dict()["n_columns_tested"] == 60
+    again = select_n_latent(sim.X, random_state=0)
+    assert again.tests == sel.tests and np.array_equal(again.spectrum, sel.spectrum)
+    # Narrow data are tested whole, as before: no subset, no randomness.
+    narrow = simulate(3, 3, 500, n_features=40, measurement_noise=0.1, random_state=1)
+    a, b = select_n_latent(narrow.X, random_state=0), select_n_latent(narrow.X, random_state=7)
+    assert a.n_columns_tested == a.n_columns == 40 and a.tests == b.tests
 
 
 def test_n_latent_evidence_many_rows_matches_the_exact_correlations():

@@ -31,14 +31,17 @@ def dimension_cells(
 ) -> list[dict]:
     """The grid of issue 13's acceptance 1: d, K in {d, 2d}, p in {d, 3d, 50}, noise.
 
+    ``features`` entries are ``"d"``, ``"3d"`` or a fixed number of columns
+    (``"50"``, ``"1000"``).
+
     Returns
     -------
     list of dict
         ``{"d", "K", "p", "noise"}`` per cell.
     """
-    width = {"d": lambda d: d, "3d": lambda d: 3 * d, "50": lambda d: 50}
+    width = {"d": lambda d: d, "3d": lambda d: 3 * d}
     return [
-        {"d": d, "K": f * d, "p": width[w](d), "noise": float(m)}
+        {"d": d, "K": f * d, "p": width[w](d) if w in width else int(w), "noise": float(m)}
         for d, f, w, m in product(latents, env_factors, features, noises)
     ]
 
@@ -52,7 +55,7 @@ def _one(cell: dict, seed: int, n: int, alpha: float) -> dict:
         random_state=seed,
     )
     start = time.perf_counter()
-    sel = select_n_latent(sim.X, alpha=alpha)
+    sel = select_n_latent(sim.X, alpha=alpha, random_state=seed)
     seconds = time.perf_counter() - start
     return {
         **cell, "seed": seed, "n": n, "chosen": sel.n_latent, "correct": sel.n_latent == cell["d"],
