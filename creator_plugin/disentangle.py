@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, optimize
 
 __all__ = [
     "surrounded_sets", "parent_subspaces", "disentangling_matrix", "refine_disentangling",
@@ -168,8 +168,6 @@ def refine_disentangling(
         largest coefficient of an entangled feature at a later position in
         a refined column, relative to the column's own position.
     """
-    from scipy.optimize import minimize
-
     n = np.asarray(n_rows, dtype=float)
     w = n / n.sum()
     A = np.asarray(adjacency) != 0
@@ -198,7 +196,7 @@ def refine_disentangling(
         return f, grad.ravel()
 
     f0 = objective(C0.ravel())[0]
-    res = minimize(objective, C0.ravel(), jac=True, method="L-BFGS-B",
+    res = optimize.minimize(objective, C0.ravel(), jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter, "gtol": 1e-9})
     kept = bool(np.isfinite(res.fun) and res.fun < f0)
     out = Rinv.T @ (res.x.reshape(d, d) if kept else C0)
