@@ -38,6 +38,9 @@ _SKEW_WEIGHT = 0.3
 #: refinement re-estimates them on every row (``n_refine > 0``).
 ICA_MAX_ROWS = 100_000
 
+#: Rows per environment of the polish's first stage (:func:`polish_directions`).
+POLISH_MAX_ROWS = 100_000
+
 
 @dataclass
 class OrderingResult:
@@ -440,7 +443,8 @@ def _ordered_contrast(
 
 
 def polish_directions(
-    X_red: list[np.ndarray], alphas: np.ndarray, *, max_iter: int = 300
+    X_red: list[np.ndarray], alphas: np.ndarray, *, max_iter: int = 300,
+    max_rows: int | None = POLISH_MAX_ROWS,
 ) -> tuple[np.ndarray, dict]:
     """Re-estimate all source directions at once, keeping the order.
 
@@ -459,6 +463,14 @@ def polish_directions(
     (exponential, chi-squared, log-normal...) pin their directions more
     precisely. The true directions are a stationary point of every term.
 
+    With more than ``max_rows`` rows in an environment the ascent runs in
+    two stages: first on ``max_rows`` evenly spaced rows per environment (a
+    view), then on every row from that point, BFGS starting from the first
+    stage's inverse-Hessian estimate. The answer is the all-row maximum as
+    before (the second stage stops at the same gradient tolerance), reached
+    in a few all-row evaluations instead of the 20 or so a cold start needs
+    at n = 10^6 (BENCHMARKS.md, "Scaling in p and n").
+
     Parameters
     ----------
     X_red : list of ndarray (n_k, d)
@@ -466,7 +478,10 @@ def polish_directions(
     alphas : ndarray (d, d)
         Starting directions, one per column, in the order found.
     max_iter : int, default=300
-        BFGS iterations.
+        BFGS iterations (per stage).
+    max_rows : int or None, default=POLISH_MAX_ROWS
+        Rows per environment of the first stage; None: one stage on every
+        row.
 
     Returns
     -------
@@ -476,9 +491,10 @@ def polish_directions(
         linearly dependent) or does not increase the contrast.
     info : dict
         ``contrast_start``, ``contrast``, ``iterations``, ``evaluations``
-        (of the contrast and its gradient, each ``O(n d^2)`` per
-        environment), ``kept`` (whether the polished directions replaced the
-        start).
+        (of the contrast and its gradient on every row, each ``O(n d^2)``
+        per environment), ``kept`` (whether the polished directions replaced
+        the start); with two stages also ``"subsample"``: the first stage's
+        ``rows`` (per environment), ``iterations`` and ``evaluations``.
     """
     d = alphas.shape[1]
     start = alphas / np.linalg.norm(alphas, axis=0)
@@ -495,25 +511,19 @@ def polish_directions(
     # thing whatever the noises' non-Gaussianity. (1e-6: a tighter level only
     # ends in line-search precision loss at large n, after many evaluations.)
     scale = max(value0, 1e-12)
-
-    # SciPy's optimiser leaves reference cycles that keep the closure alive
-    # until the next garbage collection: it sees the data through a list
-    # emptied afterwards, so those cycles do not hold the data.
-    data = list(X_red)
-
-    def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = _ordered_contrast(g, data, d, scatters)
-        return -value / scale, -grad / scale
-
-    try:
-        with np.errstate(all="ignore"):
-            res = optimize.minimize(
-                neg, g0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-6}
-            )
-    except _SingularDirections:
+    g_start, hess_inv0 = g0, None
+    if max_rows is not None and max(x.shape[0] for x in X_red) > max_rows:
+        sub = [x[:: -(-x.shape[0] // max_rows)] for x in X_red]
+        first = _ascend(sub, g0, d, [x.T @ x for x in sub], scale, max_iter, None)
+        if first is not None and np.all(np.isfinite(first.x)):
+            g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
+            info["subsample"] = {
+                "rows": [x.shape[0] for x in sub], "iterations": int(first.nit),
+                "evaluations": int(first.nfev),
+            }
+    res = _ascend(X_red, g_start, d, scatters, scale, max_iter, hess_inv0)
+    if res is None:
         return start, info
-    finally:
-        data.clear()
     value = -float(res.fun) * scale
     info["iterations"] = int(res.nit)
     info["evaluations"] = int(res.nfev)
@@ -524,6 +534,40 @@ def polish_directions(
     out = out * np.where(np.sum(out * start, axis=0) < 0, -1.0, 1.0)
     info.update(contrast=value, kept=True)
     return out, info
+
+
+def _ascend(
+    X_list: list[np.ndarray], g0: np.ndarray, d: int, scatters: list[np.ndarray],
+    scale: float, max_iter: int, hess_inv0: np.ndarray | None,
+):
+    """BFGS on the polish's contrast from ``g0``; None when the directions become singular."""
+    # SciPy's optimiser leaves reference cycles that keep the closure alive
+    # until the next garbage collection: it sees the data through a list
+    # emptied afterwards, so those cycles do not hold the data.
+    data = list(X_list)
+
+    def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = _ordered_contrast(g, data, d, scatters)
+        return -value / scale, -grad / scale
+
+    options = {"maxiter": max_iter, "gtol": 1e-6}
+    if hess_inv0 is not None:
+        options["hess_inv0"] = hess_inv0
+    try:
+        with np.errstate(all="ignore"):
+            return optimize.minimize(neg, g0, jac=True, method="BFGS", options=options)
+    except _SingularDirections:
+        return None
+    finally:
+        data.clear()
+
+
+def _positive_definite(H: np.ndarray) -> np.ndarray:
+    """``H`` symmetrised, eigenvalues below ``1e-4`` of the largest raised to it."""
+    w, V = np.linalg.eigh((H + H.T) / 2)
+    w = np.maximum(w, 1e-4 * max(float(w.max()), 1e-12))
+    P = (V * w) @ V.T
+    return (P + P.T) / 2
 
 
 def canonical_directions(

@@ -94,6 +94,26 @@ def test_polish_raises_the_contrast_and_keeps_orientation():
     assert np.all(cos > 0.9)
 
 
+def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluations():
+    # More rows than max_rows: a first stage on a row subsample, then BFGS on
+    # every row from there with the first stage's curvature.
+    _, X_red = _reduced(2, n=4000)
+    start = topological_ordering(X_red, random_state=2, polish=False).alphas
+    one, info_one = polish_directions(X_red, start, max_rows=None)
+    two, info_two = polish_directions(X_red, start, max_rows=500)
+    assert "subsample" not in info_one
+    assert info_two["subsample"]["rows"] == [500] * 5 and info_two["kept"]
+    assert info_two["evaluations"] < info_one["evaluations"] / 2
+    assert info_two["contrast"] == pytest.approx(info_one["contrast"], rel=1e-8)
+    # Same noises (each direction is free along the earlier ones, which
+    # changes no noise and no contrast).
+    for a, b in zip(_ordered_noises(X_red, two), _ordered_noises(X_red, one)):
+        corr = np.abs(np.sum(a * b, axis=0)) / np.linalg.norm(a, axis=0) / np.linalg.norm(b, axis=0)
+        assert np.all(corr > 1 - 1e-6)
+    # The default stays one stage up to POLISH_MAX_ROWS rows per environment.
+    assert polish_directions(X_red, start)[1] == info_one
+
+
 @pytest.mark.slow
 def test_polish_makes_the_noises_more_precise():
     # Against the simulator's true noises, over a few models: the joint fit
