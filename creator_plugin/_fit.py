@@ -227,7 +227,9 @@ def fit_arrays(
         gram += y.T @ y
         scatters.append(centred_scatter(y, y.mean(axis=0)))
     del y
-    scatter = np.sum(scatters, axis=0)
+    scatter = np.zeros((d, d))
+    for env_scatter in scatters:
+        scatter += env_scatter
     n_rows = np.array([x.shape[0] for x in X_red])
     refinement = None
     n_total = int(n_rows.sum())
@@ -244,7 +246,7 @@ def fit_arrays(
             if refinement["later_weight"] > LATER_WEIGHT_LEVEL:
                 # Features that lean on later positions more than on their own
                 # are the likelihood absorbing an edge the pruning missed:
-                # keep the subspace intersection (README, "How each step is done").
+                # keep the subspace intersection (disentangle.LATER_WEIGHT_LEVEL).
                 C = disentangling_matrix(B, adjacency)
                 refinement["kept"] = False
     cov = np.diag(gram @ C)
