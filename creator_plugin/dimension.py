@@ -545,17 +545,15 @@ def select_n_latent(
         raise ValueError(f"max_columns must be None or an integer >= 4, got {max_columns!r}.")
     X_list = check_environments(X, environments)
     p = X_list[0].shape[1]
-    subset = max_columns is not None and p > max_columns
+    # Dask arrays always take the moment-based route (nothing is stacked).
+    subset = (max_columns is not None and p > max_columns) or any(map(is_dask, X_list))
     if subset:
         rng = as_generator(random_state)
         cols, mats, sizes, scope, _ = _test_inputs(X_list, max_columns, rng)
-        n_tested = int(max_columns)
+        n_tested = min(p, max_columns or p)
         spec_cols = np.arange(p) if p <= SPECTRUM_COLUMNS else np.sort(
             rng.choice(p, SPECTRUM_COLUMNS, replace=False))
-        spec_list = [x[:, spec_cols] for x in X_list]
-        if standardize:
-            spec_list = _column_units(spec_list)
-        spectrum = pooled_spectrum(spec_list, standardize=standardize)
+        spectrum = _spectrum_from_moments(X_list, spec_cols, standardize)
     else:
         if standardize:
             X_list = _column_units(X_list)
@@ -645,6 +643,20 @@ def _subset_moments(X_list: list, cols: np.ndarray) -> tuple[np.ndarray, np.ndar
         means.append(mean)
         scatters.append(scatter)
     return unit, np.stack(means), np.stack(scatters)
+
+
+def _spectrum_from_moments(X_list: list, cols: np.ndarray, standardize: bool) -> np.ndarray:
+    """:func:`pooled_spectrum` of the columns ``cols``, from scatter matrices
+    accumulated in blocks of rows (or by dask): no copy of the rows."""
+    unit, _, scatters = _subset_moments(X_list, cols)
+    S = scatters.sum(axis=0) / sum(x.shape[0] for x in X_list)
+    if standardize:
+        sd = np.sqrt(np.diag(S))
+        sd = np.where(sd > 0, sd, np.inf)
+        S = S / np.outer(sd, sd)
+    else:
+        S = S * np.outer(unit, unit)
+    return np.clip(np.linalg.eigvalsh(S)[::-1], 0.0, None)
 
 
 def _unit(highs: list, lows: list) -> np.ndarray:

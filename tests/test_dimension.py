@@ -192,6 +192,18 @@ def test_select_n_latent_on_wide_data_tests_a_column_subset():
     assert a.n_columns_tested == a.n_columns == 40 and a.tests == b.tests
 
 
+def test_select_n_latent_reads_dask_arrays_through_dask():
+    da = pytest.importorskip("dask.array")
+    sim = simulate(3, 3, 500, n_features=80, measurement_noise=0.1, random_state=1)
+    for cols in (slice(None), slice(0, 9)):  # a column subset, and all columns
+        X = [x[:, cols] for x in sim.X]
+        lazy = [da.from_array(x, chunks=(100, 40)) for x in X]
+        a, b = select_n_latent(lazy, random_state=0), select_n_latent(X, random_state=0)
+        assert a.n_latent == b.n_latent == 3 and a.decided_by == b.decided_by
+        np.testing.assert_allclose(a.spectrum, b.spectrum, rtol=1e-9, atol=1e-12)
+        assert [t["k"] for t in a.tests] == [t["k"] for t in b.tests]
+
+
 def test_n_latent_evidence_many_rows_matches_the_exact_correlations():
     """Row subsample only for the rank: the test statistics use every row."""
     sim = simulate(3, 3, 3000, n_features=9, measurement_noise=0.1, random_state=1)
