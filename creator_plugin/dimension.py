@@ -656,7 +656,10 @@ def _spectrum_from_moments(X_list: list, cols: np.ndarray, standardize: bool) ->
         S = S / np.outer(sd, sd)
     else:
         S = S * np.outer(unit, unit)
-    return np.clip(np.linalg.eigvalsh(S)[::-1], 0.0, None)
+    lam = np.linalg.eigvalsh(S)[::-1]
+    # Eigenvalues of a covariance are accurate to about m eps of the largest
+    # (those of the data's SVD to about eps^2): below that they are zero.
+    return np.where(lam > cols.size * np.finfo(float).eps * max(lam[0], 0.0), lam, 0.0)
 
 
 def _unit(highs: list, lows: list) -> np.ndarray:
