@@ -14,11 +14,7 @@ import numpy as np
 
 from ._passes import MappedArrays, encode, project
 from ._random import as_generator, draw_seed
-from .disentangle import (
-    LATER_WEIGHT_LEVEL,
-    disentangling_matrix,
-    refine_disentangling,
-)
+from .disentangle import disentangling_matrix, refine_disentangling
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
@@ -227,9 +223,7 @@ def fit_arrays(
         gram += y.T @ y
         scatters.append(centred_scatter(y, y.mean(axis=0)))
     del y
-    scatter = np.zeros((d, d))
-    for env_scatter in scatters:
-        scatter += env_scatter
+    scatter = np.sum(scatters, axis=0)
     n_rows = np.array([x.shape[0] for x in X_red])
     refinement = None
     n_total = int(n_rows.sum())
@@ -243,12 +237,6 @@ def fit_arrays(
         if disentangle == "likelihood":
             C, refinement = refine_disentangling(
                 C, np.stack(scatters) / n_rows[:, None, None], n_rows, adjacency)
-            if refinement["later_weight"] > LATER_WEIGHT_LEVEL:
-                # Features that lean on later positions more than on their own
-                # are the likelihood absorbing an edge the pruning missed:
-                # keep the subspace intersection (disentangle.LATER_WEIGHT_LEVEL).
-                C = disentangling_matrix(B, adjacency)
-                refinement["kept"] = False
     cov = np.diag(gram @ C)
     C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
 

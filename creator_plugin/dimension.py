@@ -547,9 +547,12 @@ def select_n_latent(
     p = X_list[0].shape[1]
     # Dask arrays always take the moment-based route (nothing is stacked).
     subset = (max_columns is not None and p > max_columns) or any(map(is_dask, X_list))
+    constant = "X: every column is constant within every environment."
     if subset:
         rng = as_generator(random_state)
         cols, mats, sizes, scope, _ = _test_inputs(X_list, max_columns, rng)
+        if cols.size == 0:
+            raise ValueError(constant)
         n_tested = min(p, max_columns or p)
         spec_cols = np.arange(p) if p <= SPECTRUM_COLUMNS else np.sort(
             rng.choice(p, SPECTRUM_COLUMNS, replace=False))
@@ -558,10 +561,9 @@ def select_n_latent(
         if standardize:
             X_list = _column_units(X_list)
         cols = _independent_columns(_pooled_centred(X_list, standardize=True))
+        if cols.size == 0:
+            raise ValueError(constant)
         n_tested = p
-    if cols.size == 0:
-        raise ValueError("X: every column is constant within every environment.")
-    if not subset:
         spectrum = pooled_spectrum(X_list, standardize=standardize)
         mats, sizes, scope = _group_correlations(X_list, cols)
     r = int(cols.size)

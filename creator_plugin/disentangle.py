@@ -160,13 +160,15 @@ def refine_disentangling(
     Returns
     -------
     C : ndarray (d, d)
-        The refined matrix, or the start if the descent did not lower the
-        criterion.
+        The refined matrix; the start, unchanged, if the descent did not
+        lower the criterion or a refined column leans on a later position
+        more than :data:`LATER_WEIGHT_LEVEL` times on its own (the
+        likelihood absorbing an edge the pruning missed).
     info : dict
         ``"start"`` and ``"final"`` criterion, ``"iterations"``, ``"kept"``
-        (whether the refined matrix was kept) and ``"later_weight"``: the
-        largest coefficient of an entangled feature at a later position in
-        a refined column, relative to the column's own position.
+        (whether the refined matrix was returned) and ``"later_weight"``:
+        the largest coefficient of an entangled feature at a later position
+        in a refined column, relative to the column's own position.
     """
     n = np.asarray(n_rows, dtype=float)
     w = n / n.sum()
@@ -197,9 +199,11 @@ def refine_disentangling(
 
     f0 = objective(C0.ravel())[0]
     res = optimize.minimize(objective, C0.ravel(), jac=True, method="L-BFGS-B",
-                   options={"maxiter": max_iter, "gtol": 1e-9})
-    kept = bool(np.isfinite(res.fun) and res.fun < f0)
-    out = Rinv.T @ (res.x.reshape(d, d) if kept else C0)
+                            options={"maxiter": max_iter, "gtol": 1e-9})
+    out = Rinv.T @ res.x.reshape(d, d)
     rel = out / np.where(np.abs(np.diag(out)) > 1e-300, np.diag(out), 1.0)
-    return out, {"start": float(f0), "final": float(res.fun), "iterations": int(res.nit),
-                 "kept": kept, "later_weight": float(np.abs(np.tril(rel, -1)).max(initial=0.0))}
+    later = float(np.abs(np.tril(rel, -1)).max(initial=0.0))
+    kept = bool(np.isfinite(res.fun) and res.fun < f0 and later <= LATER_WEIGHT_LEVEL)
+    info = {"start": float(f0), "final": float(res.fun), "iterations": int(res.nit),
+            "kept": kept, "later_weight": later}
+    return (out if kept else np.asarray(C, dtype=float)), info

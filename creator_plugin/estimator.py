@@ -364,8 +364,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         """
         return cls(
             n_latent, scorer="hsic", n_refine=0, polish=False, disentangle="subspace",
-            pruning="rank_raw",
-            prune_threshold=tau, standardize=False, random_state=random_state,
+            pruning="rank_raw", prune_threshold=tau, standardize=False,
+            random_state=random_state,
         )
 
     def fit(self, X, y=None, *, environments=None) -> CREATOR:
@@ -411,10 +411,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         result = fit_arrays(
             X_list, n_latent, scorer=self.scorer, pruning=self.pruning,
             prune_threshold=self.prune_threshold, standardize=self.standardize,
-            n_refine=self.n_refine, polish=self.polish,
-            disentangle=self.disentangle,
-            ica_options=ica_options,
-            scorer_options=scorer_options, weak_evidence_level=self.weak_evidence_level,
+            n_refine=self.n_refine, polish=self.polish, disentangle=self.disentangle,
+            ica_options=ica_options, scorer_options=scorer_options,
+            weak_evidence_level=self.weak_evidence_level,
             quality=self.quality, quality_resamples=self.quality_resamples,
             check_n_latent=not auto,
             random_state=as_generator(self.random_state),
