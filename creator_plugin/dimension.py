@@ -138,17 +138,17 @@ class DimensionSelection:
 
     def summary(self) -> str:
         """A few lines of plain language: the choice and why."""
-        why = {
-            "factor_lr_test": (
+        if self.decided_by == "factor_lr_test":
+            why = (
                 f"the {self.n_latent}-factor model is the first one the likelihood-ratio test "
                 f"does not reject (p = {self.p_value(self.n_latent):.3g} >= {self.alpha})"
-            ),
-            "all_directions": (
-                "every testable factor model was rejected, so every direction of the data "
-                "carries signal (no noise floor; typical when p = d)"
-            ),
-            "rank": f"the data are exactly rank {self.rank} (noise-free)",
-        }[self.decided_by]
+            )
+        elif self.decided_by == "all_directions":
+            why = ("every testable factor model was rejected, so every direction of the data "
+                   "carries signal (no noise floor; typical when p = d)")
+        else:
+            why = (f"no testable factor model was accepted and the data are exactly rank "
+                   f"{self.rank} (noise-free), so the rank decides")
         others = ", ".join(
             f"{k}: {v}" for k, v in self.criteria.items() if k not in ("factor_lr_test", "rank")
         )
@@ -448,7 +448,7 @@ def _group_correlations(
         xs = x[:, cols]
         if xs.shape[0] <= r + 1 or np.any(xs.std(axis=0) == 0):
             break
-        S = np.corrcoef(xs, rowvar=False)
+        S = np.atleast_2d(np.corrcoef(xs, rowvar=False))
         if np.linalg.eigvalsh(S)[0] <= 1e-12:
             break
         mats.append(S)
@@ -456,7 +456,7 @@ def _group_correlations(
         return mats, [x.shape[0] for x in X_list], "per_environment"
     pooled = np.vstack([x[:, cols] - x[:, cols].mean(axis=0) for x in X_list])
     n_eff = pooled.shape[0] - len(X_list) + 1  # n - 1 = degrees of freedom
-    return [np.corrcoef(pooled, rowvar=False)], [n_eff], "pooled"
+    return [np.atleast_2d(np.corrcoef(pooled, rowvar=False))], [n_eff], "pooled"
 
 
 def select_n_latent(

@@ -216,7 +216,7 @@ def homogeneity_test(
     sizes = np.diff(starts)[:, None]
     means = np.add.reduceat(u, starts[:-1], axis=0) / sizes
     statistic = float(np.sum(sizes * (means - u.mean(axis=0)) ** 2))
-    lam = np.linalg.eigvalsh(np.cov(u, rowvar=False, bias=True))
+    lam = np.linalg.eigvalsh(np.atleast_2d(np.cov(u, rowvar=False, bias=True)))
     scale = float(np.sum(lam**2) / np.sum(lam))
     df = float((K - 1) * np.sum(lam) ** 2 / np.sum(lam**2))
     return {
