@@ -4,9 +4,11 @@
 computation), lets the caller write into a private temporary sibling, and
 moves that into place with a rename that fails when anything is at the
 target. A directory is replaced (``force=True``) only when a marker file
-shows this tool wrote it and it holds nothing else; the old files are
-deleted one by one from the marker's list, so nothing the tool did not write
-is ever deleted.
+shows this tool wrote it and it holds nothing else: the marker lists exactly
+the regular files in it (relative, normalised paths, no symbolic link on the
+way) with their checksums. The old files are deleted one by one from that
+list through directory descriptors that never follow links, so nothing the
+tool did not write is ever deleted.
 """
 
 from __future__ import annotations
@@ -205,21 +207,37 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _walk_files(root: Path) -> tuple[list[str], list[str]]:
-    """Relative paths of the regular files and of anything else under ``root``."""
-    files, other = [], []
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root)
-            (files if stat.S_ISREG(os.lstat(full).st_mode) else other).append(rel)
-    return sorted(files), sorted(other)
+def _walk(root: Path) -> tuple[list[str], list[str], list[str]]:
+    """Relative POSIX paths of the regular files, directories and other entries under ``root``.
+
+    Nothing is followed: a symbolic link (to a file or a directory) is an
+    "other" entry, and so is anything that is neither a file nor a directory.
+    """
+    files, dirs, other = [], [], []
+
+    def visit(path: Path, rel: str) -> None:
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_symlink():
+                other.append(name)
+            elif entry.is_dir(follow_symlinks=False):
+                dirs.append(name)
+                visit(Path(entry.path), name)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(name)
+            else:
+                other.append(name)
+
+    visit(root, "")
+    return files, dirs, other
 
 
 def _write_marker(directory: Path, parameters: dict) -> None:
     from . import __version__
 
-    files, _ = _walk_files(directory)
+    files, _, _ = _walk(directory)
     marker = {
         "tool": _TOOL,
         "version": __version__,
@@ -235,25 +253,58 @@ def _write_marker(directory: Path, parameters: dict) -> None:
         os.fsync(fh.fileno())
 
 
+def _valid_entry(rel, digest) -> bool:
+    """Whether a marker entry is a normalised relative path with a SHA-256 checksum."""
+    if not isinstance(rel, str) or not isinstance(digest, str):
+        return False
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        return False
+    if not rel or "\x00" in rel or rel.startswith("/") or "\\" in rel:
+        return False
+    parts = rel.split("/")
+    return all(part not in ("", ".", "..") for part in parts) and rel != MARKER
+
+
 def _own_contents(directory: Path, option: str) -> dict:
-    """The marker of ``directory`` if this tool wrote everything in it, unchanged."""
+    """The marker of ``directory`` if this tool wrote everything in it, unchanged.
+
+    The marker must list exactly the regular files found under ``directory``
+    (relative, normalised paths, each with its SHA-256), and the directory may
+    hold nothing else: no unlisted file, no directory that holds no listed
+    file, no symbolic link, no other kind of entry.
+    """
     refuse = f"{option} {directory} was not written by creator (or was changed since)"
     try:
         marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
         ok = (isinstance(marker, dict) and marker.get("tool") == _TOOL
               and isinstance(marker.get("files"), dict) and isinstance(marker.get("run_id"), str))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         ok = False
     if not ok:
         raise OutputDirError(f"{refuse}: it has no valid {MARKER} marker; it is not replaced.")
-    files, other = _walk_files(directory)
-    extra = [f for f in files + other if f != MARKER and f not in marker["files"]]
+    bad = [repr(rel) for rel, digest in marker["files"].items() if not _valid_entry(rel, digest)]
+    if bad:
+        raise OutputDirError(
+            f"{refuse}: its marker lists entries that are not files creator writes "
+            f"({_some(bad)}); it is not replaced."
+        )
+    files, dirs, other = _walk(directory)
+    listed = set(marker["files"])
+    needed = {"/".join(rel.split("/")[:i]) for rel in listed for i in range(1, rel.count("/") + 1)}
+    extra = ([f for f in files if f != MARKER and f not in listed] + other
+             + [d for d in dirs if d not in needed])
     if extra:
         raise OutputDirError(
-            f"{refuse}: it holds files creator did not write ({_some(extra)}); it is not "
+            f"{refuse}: it holds entries creator did not write ({_some(extra)}); it is not "
             "replaced. Move them away or choose another directory."
         )
-    changed = [f for f in files if f != MARKER and _digest(directory / f) != marker["files"][f]]
+    missing = sorted(listed - set(files))
+    if missing:
+        raise OutputDirError(
+            f"{refuse}: files its marker lists are missing or not regular files "
+            f"({_some(missing)}); it is not replaced."
+        )
+    changed = [f for f in sorted(listed) if _digest(directory / f) != marker["files"][f]]
     if changed:
         raise OutputDirError(
             f"{refuse}: files were modified after creator wrote them ({_some(changed)}); "
@@ -266,16 +317,60 @@ def _some(names: list[str], n: int = 5) -> str:
     return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
 
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def _delete_own(directory: Path, marker: dict) -> None:
-    """Delete the files ``marker`` lists, then the directories they leave empty."""
-    for rel in [*marker["files"], MARKER]:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(directory / rel)
-    dirs = sorted({p for rel in marker["files"] for p in Path(rel).parents if str(p) != "."},
-                  key=lambda p: len(p.parts), reverse=True)
-    for d in [*dirs, Path(".")]:
-        with contextlib.suppress(OSError):  # not empty: someone else's file stays
-            (directory / d).rmdir()
+    """Delete the files ``marker`` lists, then the directories they leave, then ``directory``.
+
+    Every path is walked one component at a time from a descriptor of
+    ``directory`` opened without following links; a component that is a
+    link or of the wrong kind stops the deletion of that entry (it was
+    validated moments before, so that means someone changed it since) and
+    the old directory is then left in place with a warning naming it.
+    """
+    left = []
+    root = os.open(directory, _OPEN_DIR)
+    try:
+        for rel in [*marker["files"], MARKER]:
+            *parents, name = rel.split("/")
+            fds = []
+            try:
+                fd = root
+                for part in parents:
+                    fd = os.open(part, _OPEN_DIR, dir_fd=fd)
+                    fds.append(fd)
+                if not stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    left.append(rel)
+                    continue
+                os.unlink(name, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left.append(rel)
+            finally:
+                for f in fds:
+                    os.close(f)
+        dirs = sorted({"/".join(rel.split("/")[:i]) for rel in marker["files"]
+                       for i in range(1, rel.count("/") + 1)},
+                      key=lambda d: d.count("/"), reverse=True)
+        for d in dirs:
+            with contextlib.suppress(FileNotFoundError):
+                try:
+                    os.rmdir(d, dir_fd=root)
+                except OSError:
+                    left.append(d + "/")
+    finally:
+        os.close(root)
+    try:
+        os.rmdir(directory)
+    except OSError:
+        import warnings
+
+        warnings.warn(
+            f"the previous output was moved to {directory} but not deleted: it changed while "
+            f"this run was going on ({_some(left) if left else 'new entries'}).",
+            UserWarning, stacklevel=3)
 
 
 def _make_parents(parent: Path) -> list[Path]:
