@@ -211,24 +211,47 @@ class _Corrupt(Exception):
     """Internal: the file is not a valid model file (the message says why)."""
 
 
+#: Largest metadata entry read (bytes) and deepest nesting accepted in it.
+MAX_METADATA_BYTES = 64 << 20
+MAX_METADATA_DEPTH = 32
+#: Largest uncompressed-to-compressed size ratio accepted for a member above 1 MiB:
+#: fitted float arrays compress by a few times at most, so more is a decompression bomb.
+MAX_COMPRESSION_RATIO = 50
+
+
 def _load_npz(path: Path, cls):
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            if _META not in npz.files:
+        with zipfile.ZipFile(path) as zf:
+            members = {i.filename: i for i in zf.infolist()}
+            meta_raw = _read_member(zf, members, _META, limit=MAX_METADATA_BYTES)
+            if meta_raw is None:
                 raise _Corrupt("it is an npz archive without creator-plugin metadata")
-            meta = json.loads(npz[_META].tobytes().decode("utf-8"))
-            arrays = {k: npz[k] for k in npz.files if k != _META}
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-            raise _Corrupt("its metadata do not name the creator-plugin model format")
-        version = meta.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-            raise _Corrupt(
-                f"it has format version {version!r}; this creator-plugin reads versions "
-                f"1..{FORMAT_VERSION} (upgrade creator-plugin to read newer files)"
-            )
-        if meta.get("class") != cls.__name__:
-            raise _Corrupt(f"it holds a {meta.get('class')!r}, not a {cls.__name__}")
+            if meta_raw.dtype != np.uint8 or meta_raw.ndim != 1:
+                raise _Corrupt("its metadata entry is not a byte string")
+            meta = json.loads(meta_raw.tobytes().decode("utf-8"))
+            _check_depth(meta, MAX_METADATA_DEPTH)
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+                raise _Corrupt("its metadata do not name the creator-plugin model format")
+            version = meta.get("format_version")
+            if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
+                raise _Corrupt(
+                    f"it has format version {version!r}; this creator-plugin reads versions "
+                    f"1..{FORMAT_VERSION} (upgrade creator-plugin to read newer files)"
+                )
+            if meta.get("class") != cls.__name__:
+                raise _Corrupt(f"it holds a {meta.get('class')!r}, not a {cls.__name__}")
+            for key in ("params", "attributes"):
+                if not isinstance(meta.get(key), dict):
+                    raise _Corrupt(f"its metadata entry {key!r} is not a mapping")
+            # Only the members the metadata refers to are read (others are ignored).
+            arrays = {}
+            for key in sorted(_array_keys(meta)):
+                arr = _read_member(zf, members, key, limit=None)
+                if arr is None:
+                    raise _Corrupt(f"the array {key!r} its metadata refer to is missing")
+                arrays[key] = arr
         model = cls(**_decode(meta["params"], arrays))
+        model._validate_params()
         for name, value in _decode(meta["attributes"], arrays).items():
             if not name.endswith("_") or name.startswith("_"):
                 raise _Corrupt(f"it sets {name!r}, which is not a fitted attribute")
@@ -236,13 +259,26 @@ def _load_npz(path: Path, cls):
                 setattr(model, name, value)
         output_config = _decode(meta.get("output_config", {}), arrays)
         if output_config:
+            if not isinstance(output_config, dict) or not all(
+                    isinstance(v, str) for v in output_config.values()):
+                raise _Corrupt("its output configuration is not a mapping of strings")
             model._sklearn_output_config = output_config
         _check_consistent(model)
     except _Corrupt as exc:
         raise ValueError(f"{path} is not a valid creator-plugin model file: {exc}.") from None
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError, TypeError, ValueError,
-            UnicodeDecodeError, AttributeError, IndexError) as exc:
-        # np.load, json and the estimator raise all of these on damaged files.
+    except RecursionError:
+        raise ValueError(
+            f"{path} is not a valid creator-plugin model file: its metadata are nested too "
+            "deeply.") from None
+    except MemoryError:
+        raise ValueError(
+            f"{path} is not a valid creator-plugin model file: it declares arrays too large "
+            "to load.") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, KeyError, TypeError,
+            ValueError, UnicodeDecodeError, AttributeError, IndexError, OverflowError,
+            NotImplementedError) as exc:
+        # zipfile, numpy's header parser, json and the estimator raise all of these on
+        # damaged files (sklearn's InvalidParameterError is a ValueError).
         raise ValueError(
             f"{path} is not a valid creator-plugin model file (corrupt or truncated: "
             f"{type(exc).__name__}: {exc})."
@@ -250,25 +286,176 @@ def _load_npz(path: Path, cls):
     return model
 
 
+def _read_member(zf: zipfile.ZipFile, members: dict, key: str, *, limit: int | None):
+    """The array stored as ``key``, after checking its declared sizes; None if absent.
+
+    The ``.npy`` header (dtype, shape) is read first and must agree with the
+    member's declared uncompressed size; object arrays are refused; a large
+    member may not claim more than ``MAX_COMPRESSION_RATIO`` times its
+    compressed size; nothing is decompressed beyond the declared size.
+    """
+    info = members.get(f"{key}.npy")
+    if info is None:
+        return None
+    if limit is not None and info.file_size > limit:
+        raise _Corrupt(f"the entry {key!r} declares {info.file_size} bytes (at most {limit})")
+    if info.file_size > (1 << 20) and info.file_size > MAX_COMPRESSION_RATIO * max(
+            info.compress_size, 1):
+        raise _Corrupt(
+            f"the entry {key!r} declares {info.file_size} bytes from {info.compress_size} "
+            "compressed (a decompression bomb?)")
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            raise _Corrupt(f"the entry {key!r} has an unsupported .npy version {version}")
+        if dtype.hasobject:
+            raise _Corrupt(f"the entry {key!r} holds Python objects")
+        count = int(np.prod(shape, dtype=object)) if shape else 1
+        nbytes = count * dtype.itemsize
+        if fh.tell() + nbytes != info.file_size:
+            raise _Corrupt(
+                f"the entry {key!r} declares shape {shape} of {dtype}, which does not match "
+                "its stored size")
+        data = fh.read(nbytes)
+        if len(data) != nbytes:
+            raise _Corrupt(f"the entry {key!r} is truncated")
+    order = "F" if fortran else "C"
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order=order).copy(order="K")
+
+
+def _check_depth(value, limit: int) -> None:
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            raise _Corrupt(f"its metadata are nested deeper than {limit} levels")
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+
+
+def _array_keys(value) -> set[str]:
+    keys, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if _ARRAY in v:
+                if not isinstance(v[_ARRAY], str):
+                    raise _Corrupt("an array reference in its metadata is not a name")
+                keys.add(v[_ARRAY])
+            else:
+                stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return keys
+
+
 def _derived(cls, name: str) -> bool:
     """Whether a fitted attribute is computed on access (e.g. ``noise_``), not stored."""
     return isinstance(getattr(cls, name, None), property)
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def _check_consistent(model) -> None:
-    """Shapes of the arrays a model needs to transform agree with each other."""
+    """The fitted attributes have the types, shapes and values a fitted model has.
+
+    Every array a model computes with is real floating point (the graph an
+    integer 0/1 matrix of an acyclic graph), finite, and of the shape the
+    model's ``n_latent_``, ``n_features_in_`` and ``n_environments_`` imply.
+    """
     need = ("components_", "mixing_", "mean_", "adjacency_matrix_", "n_features_in_")
     missing = [n for n in need if not hasattr(model, n)]
     if missing:
         raise _Corrupt(f"fitted attributes {missing} are missing")
-    d, p = getattr(model, "n_latent_", model.n_latent), model.n_features_in_
+    d = getattr(model, "n_latent_", model.n_latent)
+    p = model.n_features_in_
+    if not _is_int(d) or not _is_int(p) or not 1 <= d <= p:
+        raise _Corrupt(f"n_latent_={d!r} and n_features_in_={p!r} are not integers "
+                       "with 1 <= n_latent_ <= n_features_in_")
+    K = getattr(model, "n_environments_", None)
+    if K is not None and (not _is_int(K) or K < 1):
+        raise _Corrupt(f"n_environments_={K!r} is not a positive integer")
     shapes = {"components_": (d, p), "mixing_": (p, d), "mean_": (p,),
-              "adjacency_matrix_": (d, d)}
+              "feature_sd_": (p,), "feature_latent_cov_": (p, d)}
     for name, shape in shapes.items():
-        arr = getattr(model, name)
-        if not isinstance(arr, np.ndarray) or arr.shape != shape:
-            got = getattr(arr, "shape", type(arr).__name__)
-            raise _Corrupt(f"{name} has shape {got}, expected {shape}")
+        if name not in ("components_", "mixing_", "mean_") and not hasattr(model, name):
+            continue
+        _check_float(getattr(model, name), name, shape)
+    adj = model.adjacency_matrix_
+    if not isinstance(adj, np.ndarray) or adj.shape != (d, d):
+        raise _Corrupt(f"adjacency_matrix_ has shape {getattr(adj, 'shape', None)}, "
+                       f"expected {(d, d)}")
+    if adj.dtype.kind not in "biu" or not np.isin(adj, (0, 1)).all():
+        raise _Corrupt("adjacency_matrix_ is not a 0/1 integer matrix")
+    if not _acyclic(adj):
+        raise _Corrupt("adjacency_matrix_ has a cycle")
+    order = getattr(model, "causal_order_", None)
+    if order is not None:
+        if (not isinstance(order, list) or not all(_is_int(i) for i in order)
+                or sorted(int(i) for i in order) != list(range(d))):
+            raise _Corrupt("causal_order_ is not an ordering of the latents")
+        pos = {int(v): i for i, v in enumerate(order)}
+        if any(pos[i] > pos[j] for i, j in zip(*np.nonzero(adj))):
+            raise _Corrupt("causal_order_ contradicts adjacency_matrix_")
+    per_env = {"weights_": (d, d), "intercepts_": (d,), "noise_scales_": (d,)}
+    for name, shape in per_env.items():
+        if hasattr(model, name):
+            _check_list(getattr(model, name), name, K)
+            for k, arr in enumerate(getattr(model, name)):
+                _check_float(arr, f"{name}[{k}]", shape)
+    if hasattr(model, "latents_"):
+        _check_list(model.latents_, "latents_", K)
+        for k, arr in enumerate(model.latents_):
+            _check_float(arr, f"latents_[{k}]", (None, d))
+    labels = getattr(model, "environment_labels_", None)
+    if labels is not None and (not isinstance(labels, list) or (K is not None
+                                                                and len(labels) != K)):
+        raise _Corrupt("environment_labels_ is not a list with one label per environment")
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None and (not isinstance(names, np.ndarray) or names.shape != (p,)
+                              or not all(isinstance(n, str) for n in names)):
+        raise _Corrupt(f"feature_names_in_ is not {p} strings")
+    diagnostics = getattr(model, "diagnostics_", None)
+    if diagnostics is not None and not isinstance(diagnostics, dict):
+        raise _Corrupt("diagnostics_ is not a mapping")
+
+
+def _check_list(value, name: str, K) -> None:
+    if not isinstance(value, list) or (K is not None and len(value) != K):
+        raise _Corrupt(f"{name} is not a list with one entry per environment")
+
+
+def _check_float(arr, name: str, shape: tuple) -> None:
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f":
+        kind = getattr(getattr(arr, "dtype", None), "name", type(arr).__name__)
+        raise _Corrupt(f"{name} is {kind}, not a real floating-point array")
+    if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)):
+        raise _Corrupt(f"{name} has shape {arr.shape}, expected {shape}")
+    if not np.isfinite(arr).all():
+        raise _Corrupt(f"{name} holds NaN or infinite values")
+
+
+def _acyclic(adj: np.ndarray) -> bool:
+    """Kahn's algorithm on a 0/1 adjacency matrix."""
+    indeg = adj.sum(axis=0).astype(int)
+    ready = [i for i in range(adj.shape[0]) if indeg[i] == 0]
+    seen = 0
+    while ready:
+        i = ready.pop()
+        seen += 1
+        for j in np.nonzero(adj[i])[0]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(int(j))
+    return seen == adj.shape[0]
 
 
 def _load_joblib(path: Path, cls):
