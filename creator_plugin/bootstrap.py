@@ -14,7 +14,7 @@ from sklearn.base import clone
 
 from ._random import as_generator, draw_seed
 from ._validation import check_environments, environment_labels
-from .stability import REFIT_ERRORS, align_latents, resample_rows
+from .stability import align_latents, resample_rows
 
 __all__ = ["BootstrapResult", "bootstrap"]
 
@@ -29,7 +29,9 @@ class BootstrapResult:
     Attributes
     ----------
     full_fit : CREATOR
-        The estimator fitted on all the data (the reference labelling).
+        The fit the resamples are aligned to (the reference labelling): the
+        fitted estimator passed to :func:`bootstrap` itself, or the fit of
+        an unfitted one on all the data.
     adjacency_matrices : ndarray (B, d, d)
         Aligned adjacency of every resample.
     weights : ndarray (B, K, d, d)
@@ -68,6 +70,29 @@ class BootstrapResult:
     def n_failed(self) -> int:
         """Resamples whose refit failed (see ``failures``)."""
         return len(self.failures)
+
+    def check_model(self, model) -> None:
+        """Raise ``ValueError`` unless ``model`` is the fit these resamples are aligned to.
+
+        Edge labels of a bootstrap result are those of its reference fit
+        (``full_fit``); another fit of the same data can number its latents
+        differently, so its probabilities must not be drawn on that fit.
+        """
+        if model is self.full_fit:
+            return
+        ref = self.full_fit
+        same = all(
+            hasattr(model, name)
+            and np.shape(getattr(model, name)) == np.shape(getattr(ref, name))
+            and np.allclose(getattr(model, name), getattr(ref, name), rtol=1e-9, atol=0)
+            for name in ("adjacency_matrix_", "components_", "mean_")
+        )
+        if not same:
+            raise ValueError(
+                "This bootstrap result belongs to another fit: its edges are labelled by its "
+                "reference fit (result.full_fit), not by this model. Pass the fitted model to "
+                "bootstrap(X, n, estimator=model), or plot result.full_fit."
+            )
 
     def get_probabilities(self, min_causal_effect: float | None = None) -> np.ndarray:
         """Edge probabilities ``P[i, j]`` = share of resamples with ``i -> j``.
@@ -140,10 +165,10 @@ def _one_resample(estimator, X_list, seed, full_latents, index, labels):
     model = clone(estimator).set_params(random_state=draw_seed(rng))
     try:
         model.fit(sample)
-    except REFIT_ERRORS as exc:
+        L_b = np.vstack([model.transform(x) for x in X_list])
+        perm, sign, corr = align_latents(np.vstack(full_latents), L_b)
+    except Exception as exc:  # any failure of one resample is recorded; the others are kept
         return index, _resample_message(exc, index, labels)
-    L_b = np.vstack([model.transform(x) for x in X_list])
-    perm, sign, corr = align_latents(np.vstack(full_latents), L_b)
     A = model.adjacency_matrix_[np.ix_(perm, perm)]
     W = np.stack([w[np.ix_(perm, perm)] * np.outer(sign, sign) for w in model.weights_])
     inv = np.empty(len(perm), dtype=int)
@@ -190,13 +215,17 @@ def bootstrap(
     X : list of array-like (n_k, p), or array-like (n, p) with ``environments``
     n_sampling : int
         Number of bootstrap resamples.
-    estimator : CREATOR, optional
-        Unfitted estimator whose parameters are used (default
-        ``CREATOR(n_latent)`` is not guessed: pass one).
+    estimator : CREATOR
+        A fitted estimator: it is the reference fit, and its latent labels
+        are the labels of every result (pass the model you will plot or
+        hand on). An unfitted estimator is first fitted on ``X`` with its
+        own ``random_state``; that fit is ``BootstrapResult.full_fit``.
+        Either way the resamples are refitted with the estimator's
+        parameters (and its ``n_latent_``).
     environments : array-like, optional
         Environment labels when ``X`` is one array.
     random_state : int or None
-        Seeds the resampling and every refit.
+        Seeds the resampling and every refit (not the reference fit).
     n_jobs : int, optional
         joblib parallelism. For a Dask cluster, wrap the call in
         ``with joblib.parallel_config(backend="dask"):`` after creating a
@@ -204,8 +233,9 @@ def bootstrap(
     show_progress : bool, default=False
         tqdm progress bar over the resamples.
     max_failed_share : float in [0, 1), default=0.1
-        A resample whose refit fails (a resample can lose the rows that make
-        an environment full rank, for example) is recorded in
+        A resample whose refit fails, whatever the exception (a resample can
+        lose the rows that make an environment full rank, for example), is
+        recorded in
         ``BootstrapResult.failures`` and left out, with a ``UserWarning``.
         When more than this share of the resamples fails, the statistics of
         the rest would be biased towards easy resamples and a
@@ -229,16 +259,26 @@ def bootstrap(
     if isinstance(max_failed_share, bool) or not isinstance(max_failed_share, Real) \
             or not 0 <= max_failed_share < 1:
         raise ValueError(f"max_failed_share must be a number in [0, 1); got {max_failed_share!r}.")
+    fitted = hasattr(estimator, "components_")
     auto = isinstance(estimator.n_latent, str)
-    X_list = check_environments(X, environments, n_latent=None if auto else estimator.n_latent)
+    d = estimator.n_latent_ if fitted else None if auto else estimator.n_latent
+    X_list = check_environments(X, environments, n_latent=d)
     rng = as_generator(random_state)
-    full = clone(estimator).set_params(random_state=draw_seed(rng)).fit(X_list)
+    if fitted:
+        if X_list[0].shape[1] != estimator.n_features_in_:
+            raise ValueError(
+                f"X has {X_list[0].shape[1]} columns; the fitted estimator was fitted on "
+                f"{estimator.n_features_in_}.")
+        full = estimator
+    else:
+        full = clone(estimator).fit(X, environments=environments)
+    full_latents = [full.transform(x) for x in X_list]
     # Resamples keep the full fit's n_latent (so that they can be aligned to it)
     # and skip the verdict, which is about the full fit.
     refit = clone(estimator).set_params(n_latent=full.n_latent_, quality=False)
     seeds = [draw_seed(rng) for _ in range(n_sampling)]
     labels = environment_labels(environments, len(X_list))
-    jobs = (delayed(_one_resample)(refit, X_list, s, full.latents_, b, labels)
+    jobs = (delayed(_one_resample)(refit, X_list, s, full_latents, b, labels)
             for b, s in enumerate(seeds))
     results = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
     if show_progress:

@@ -77,6 +77,7 @@ def plot_graph(
     A = np.asarray(est.adjacency_matrix_, dtype=int)
     d = A.shape[0]
     if bootstrap is not None:
+        bootstrap.check_model(est)
         P = np.asarray(bootstrap.get_probabilities(), dtype=float)
         if P.shape != (d, d):
             raise ValueError(f"bootstrap has {P.shape[0]} latents; the model has {d}.")

@@ -19,9 +19,6 @@ __all__ = ["align_latents", "resample_rows", "resample_stability"]
 
 #: What a refit may raise on a resample (which can lose the rows that make
 #: an environment full rank, for example): recorded as a failed resample.
-REFIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
-
-
 def resample_rows(X_list: list, rng: np.random.Generator) -> list[np.ndarray]:
     """Rows drawn with replacement within every environment (same sizes)."""
     return [x[rng.integers(0, x.shape[0], x.shape[0])] for x in X_list]
@@ -62,7 +59,7 @@ def _one(refit, X_list, full_latents, full_adjacency, seed):
     sample = resample_rows(X_list, rng)
     try:
         adjacency, mean, components = refit(sample, draw_seed(rng))
-    except REFIT_ERRORS as exc:
+    except Exception as exc:  # one failed resample is recorded, the others kept
         return f"{type(exc).__name__}: {exc}"
     L_other = np.vstack([(x - mean) @ components.T for x in X_list])
     perm, _, corr = align_latents(full_latents, L_other)

@@ -59,7 +59,7 @@ def test_graph_labels_weights_or_bootstrap_probabilities(sim3, fit):
     for i, j in edges:
         expected = " / ".join(f"{W[i, j]:.2f}" for W in model.weights_)
         assert expected in texts
-    res = bootstrap(sim3.X, n_sampling=4, estimator=CREATOR(3), random_state=0)
+    res = bootstrap(sim3.X, n_sampling=4, estimator=model, random_state=0)
     P = res.get_probabilities()
     texts = _texts(plot_graph(model, res))
     for i, j in zip(*np.nonzero(P >= 0.1)):
