@@ -182,33 +182,55 @@ def column_names(x, name: str) -> np.ndarray | None:
     return names
 
 
+def _column_keys(x, name: str) -> list | None:
+    """The column labels of a DataFrame (any hashable type), None for an array."""
+    cols = getattr(x, "columns", None)
+    if cols is None or not hasattr(x, "dtypes"):
+        return None
+    keys = list(cols)
+    try:
+        unique = len(set(keys)) == len(keys) and not any(
+            isinstance(k, float) and k != k for k in keys)
+    except TypeError:
+        raise TypeError(f"{name} has unhashable column names.") from None
+    if not unique:
+        dup = sorted({repr(k) for k in keys if keys.count(k) > 1 or k != k})
+        raise ValueError(f"{name} has duplicated or NaN column names {dup}; columns are "
+                         "matched by name across environments, so names must be unique.")
+    return keys
+
+
 def _align_by_name(X: Sequence, name: str) -> list:
     """Environments with column names, reordered to the first one's order.
 
     DataFrames that list the same columns in another order are reordered by
-    name; a different set of columns, or frames mixed with unnamed arrays,
-    is an error naming the columns.
+    name, whatever the type of the names (strings, integers as in
+    ``pd.DataFrame(array)``, floats, tuples of a MultiIndex); a different
+    set of columns, or frames mixed with unnamed arrays, is an error naming
+    the columns.
     """
-    names = [column_names(x, f"{name}[{k}]") for k, x in enumerate(X)]
-    if all(n is None for n in names):
+    for k, x in enumerate(X):
+        column_names(x, f"{name}[{k}]")  # mixed-type or duplicated string names
+    keys = [_column_keys(x, f"{name}[{k}]") for k, x in enumerate(X)]
+    if all(n is None for n in keys):
         return list(X)
-    if any(n is None for n in names):
-        named = next(k for k, n in enumerate(names) if n is not None)
-        unnamed = next(k for k, n in enumerate(names) if n is None)
+    if any(n is None for n in keys):
+        named = next(k for k, n in enumerate(keys) if n is not None)
+        unnamed = next(k for k, n in enumerate(keys) if n is None)
         raise ValueError(
             f"{name}[{named}] has column names but {name}[{unnamed}] does not; pass every "
             "environment as a DataFrame with the same columns, or every one as an array."
         )
-    ref = names[0]
-    for k, n in enumerate(names):
+    ref = keys[0]
+    for k, n in enumerate(keys):
         if set(n) != set(ref):
-            missing = sorted(set(ref) - set(n))
-            extra = sorted(set(n) - set(ref))
+            missing = sorted(set(ref) - set(n), key=repr)
+            extra = sorted(set(n) - set(ref), key=repr)
             raise ValueError(
                 f"{name}[{k}] has other columns than {name}[0]: missing {missing}, "
                 f"unexpected {extra}. Every environment must measure the same columns."
             )
-    return [x if np.array_equal(n, ref) else x[list(ref)] for x, n in zip(X, names)]
+    return [x if n == ref else x[ref] for x, n in zip(X, keys)]
 
 
 def feature_names(X) -> np.ndarray | None:

@@ -96,6 +96,12 @@ def _read_table(args: argparse.Namespace):
         raise UserError(f"cannot read {path}: {exc.strerror or exc}.") from None
     if df.empty:
         raise UserError(f"{path} has a header but no data rows.")
+    if args.env_column in df.columns and list(df.columns).count(args.env_column) == 1:
+        # Environment labels are text, verbatim: "1", "01" and "1.0" are three labels,
+        # "NA" is a lab's name, and only an empty cell is a missing label.
+        labels = pd.read_csv(path, encoding=args.encoding, usecols=[args.env_column],
+                             dtype=str, keep_default_na=False, na_filter=False)
+        df[args.env_column] = labels[args.env_column].replace("", None).to_numpy()
     return _select_columns(df, args, path)
 
 

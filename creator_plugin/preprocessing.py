@@ -30,8 +30,10 @@ from ._random import as_generator, draw_seed
 __all__ = ["Reduction", "reduce_environments"]
 
 #: A column is constant within an environment when its SD there is at most
-#: this fraction of the column's own magnitude (its largest absolute value).
-CONSTANT_TOL = 1e-12
+#: this fraction of the column's own magnitude (its largest absolute value):
+#: about 45 float64 rounding units, so only variation at the rounding level of
+#: the values counts as none (a column at 1e13 with an SD of 1 varies).
+CONSTANT_TOL = 1e-14
 #: Column magnitudes outside this range lose float64 precision (subnormal
 #: numbers, or squares and sums that overflow); such data get a message
 #: about scale.

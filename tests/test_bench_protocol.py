@@ -425,7 +425,7 @@ def test_csv_workload_errors_name_the_option(tmp_path):
     pd.read_csv(lat).drop(columns=["Y1"]).to_csv(tmp_path / "miss.csv", index=False)
     with pytest.raises(ValueError, match=r"lacks columns \['Y1'\]"):
         read_csv_workload(data, "lab", adj, str(tmp_path / "miss.csv"))
-    with pytest.raises(ValueError, match="--data: file .* does not exist"):
+    with pytest.raises(ValueError, match="--data: .* does not exist"):
         read_csv_workload(str(tmp_path / "none.csv"), "lab", adj)
 
 

@@ -289,8 +289,9 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
     ok = _ok(df)
     paths = []
     methods = _methods(ok)
-    main = ok[ok["grid"] == "main"]
-    for setting in sorted(main["setting"].unique()):
+    # Rows of a user's data set (bench --data) have no simulation setting to plot by.
+    main = ok[ok["grid"] == "main"] if "setting" in ok else ok.iloc[:0]
+    for setting in sorted(main["setting"].unique()) if len(main) else ():
         for kname, factor in (("d", 1), ("2d", 2)):
             sub = main[(main["setting"] == setting)
                        & (main["n_environments"] == factor * main["n_latent"])]

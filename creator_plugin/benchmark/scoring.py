@@ -124,9 +124,11 @@ def score(true_adjacency, true_latents, adjacency, latents, order=None) -> dict:
         "isomorphic": bool(nx.is_isomorphic(nx.DiGraph(A), nx.DiGraph(B))),
     }
     if true_latents is None:
+        # Without the true latents nothing ties estimated nodes to true ones: every
+        # matched quantity is unknown (None), not false.
         return {**out, "shd": float("nan"), "locr2": float("nan"),
-                "topological_divergence": float("nan"), "exact_dag": False,
-                "correct_order": False}
+                "topological_divergence": float("nan"), "exact_dag": None,
+                "correct_order": None}
     if len(latents) != len(true_latents):
         raise ValueError(f"the method returned latents for {len(latents)} environments, "
                          f"the truth has {len(true_latents)}.")

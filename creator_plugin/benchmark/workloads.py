@@ -148,23 +148,26 @@ def read_csv_workload(
     ValueError
         Naming the option and what is wrong with its file.
     """
-    import pandas as pd
+    from types import SimpleNamespace
 
-    df = _read_csv(data, "--data")
-    if env_column not in df.columns:
-        raise ValueError(f"--env-column {env_column!r} is not a column of {data} "
-                         f"(columns: {list(df.columns)}).")
-    feats = df.drop(columns=[env_column])
-    bad = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
-    if bad:
-        raise ValueError(f"--data: non-numeric measurement columns {bad} in {data}.")
+    from ..cli import UserError, _read_table
+
+    # The same column rules as `creator fit`: a headerless first column (a pandas
+    # index) is dropped, the environment column is read as text, features are numeric.
+    table = SimpleNamespace(data=data, env_column=env_column, index_col=None, columns=None,
+                            drop_columns=None, encoding="utf-8")
+    try:
+        feats, env_col, _ = _read_table(table)
+    except UserError as exc:
+        raise ValueError(f"--data: {exc}") from None
     X = feats.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):
         raise ValueError(f"--data: {data} has missing or infinite measurements.")
-    env = df[env_column].to_numpy()
-    if pd.isna(env).any():
-        raise ValueError(f"--data: the environment column {env_column!r} has missing labels.")
+    env = env_col.to_numpy()
+    import pandas as pd
+
     labels = sorted(pd.unique(env).tolist(), key=str)
+    n_rows = len(env)
     A, names = _truth_adjacency(truth_adjacency)
     if n_latent is not None and n_latent != len(names):
         raise ValueError(f"--n-latent {n_latent} contradicts --truth-adjacency, which has "
@@ -177,9 +180,9 @@ def read_csv_workload(
         if missing:
             raise ValueError(f"--truth-latents: {truth_latents} lacks columns {missing} "
                              f"(one per latent of --truth-adjacency: {names}).")
-        if len(lat) != len(df):
+        if len(lat) != n_rows:
             raise ValueError(f"--truth-latents: {truth_latents} has {len(lat)} rows, --data "
-                             f"has {len(df)}; they must be row-aligned.")
+                             f"has {n_rows}; they must be row-aligned.")
         try:
             Y = lat[names].to_numpy(dtype=float)
         except ValueError:
