@@ -351,7 +351,18 @@ def to_gcm(
             )
     with quiet_library_warnings(), _progress_bars(show_progress):
         gcm.fit(scm, df)
+    # Which fit and environment the mechanisms come from, so that a reuse of the
+    # model (intervene_observations(scm=...)) can be checked.
+    scm.graph.graph["creator_origin"] = _origin(resolve_estimator(model), environment)
     return scm
+
+
+def _origin(est, environment) -> dict:
+    import hashlib
+
+    digest = hashlib.sha256(np.ascontiguousarray(est.components_, dtype=float).tobytes()
+                            + np.ascontiguousarray(est.mean_, dtype=float).tobytes())
+    return {"fit": digest.hexdigest(), "environment": environment_index(est, environment)}
 
 
 @dataclass
@@ -462,7 +473,14 @@ def _seeded_global_rng(random_state) -> Iterator[None]:
 
 def _as_intervention(node: str, value) -> Callable:
     if callable(value):
-        return value
+        def checked(x, func=value):
+            out = np.asarray(func(x), dtype=float)
+            if not np.isfinite(out).all():
+                raise ValueError(
+                    f"the intervention on {node!r} gives values that are not finite (NaN or "
+                    "infinite); its callable must map finite values to finite values.")
+            return out
+        return checked
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ValueError(
             f"Intervention on {node!r} must be a finite number (do({node} := value)), "
@@ -543,15 +561,32 @@ def intervene_observations(
     }
     if scm is None:
         scm = to_gcm(model, environment, names=names)
-    elif set(scm.graph.nodes) != set(names):
-        raise ValueError(
-            f"scm has nodes {sorted(scm.graph.nodes)}, the model's nodes are {names}."
-        )
+    else:
+        if not isinstance(scm, gcm.InvertibleStructuralCausalModel):
+            raise TypeError(
+                "scm must be the InvertibleStructuralCausalModel that to_gcm(model, "
+                f"environment) returned; got {type(scm).__name__}.")
+        if set(scm.graph.nodes) != set(names):
+            raise ValueError(
+                f"scm has nodes {sorted(scm.graph.nodes)}, the model's nodes are {names}."
+            )
+        origin = scm.graph.graph.get("creator_origin")
+        if origin != _origin(est, environment):
+            where = ("was not built by to_gcm" if origin is None else
+                     "was built for another fit" if origin["fit"] != _origin(est, environment)[
+                         "fit"] else "was built for another environment")
+            raise ValueError(
+                f"scm {where}: its mechanisms must be those of this model in environment "
+                f"{environment!r}; pass scm=to_gcm(model, {environment!r}) or leave scm=None.")
     with quiet_library_warnings(), _seeded_global_rng(random_state), _progress_bars(False):
         samples = gcm.interventional_samples(scm, funcs, num_samples_to_draw=int(n_samples))
     latents = samples[names].astype(float).reset_index(drop=True)
-    observations = pd.DataFrame(
-        np.asarray(est.inverse_transform(latents.to_numpy()), dtype=float),
-        columns=measurement_names(est),
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.asarray(est.inverse_transform(latents.to_numpy()), dtype=float)
+    if not (np.isfinite(latents.to_numpy()).all() and np.isfinite(values).all()):
+        raise ValueError(
+            "the interventions give latent or measurement values that are not finite (too "
+            f"large for float64, or NaN from a callable): {dict(interventions)!r}. Intervene "
+            "with values on the scale of the recovered features (units of their SD).")
+    observations = pd.DataFrame(values, columns=measurement_names(est))
     return InterventionSamples(latents=latents, observations=observations)

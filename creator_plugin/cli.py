@@ -395,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
                 "casestudy": _casestudy}[args.command](args)
     except (UserError, OutputDirError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+    except ImportError as exc:
+        if "creator-plugin[" not in str(exc):
+            raise  # a broken installation, not a missing extra: keep the traceback
+        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
     except OSError as exc:
         # Disk full, permissions, ... while writing: one line, nothing left half-written.
         where = f": {exc.filename}" if exc.filename else ""

