@@ -1,4 +1,4 @@
-"""Public API and adapter calls with hostile arguments: one clear error, never a traceback or inf."""
+"""Public API and adapter calls with hostile arguments: one clear error, no traceback, no inf."""
 
 import subprocess
 import sys

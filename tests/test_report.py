@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from creator_plugin import CREATOR, bootstrap, simulate
+from creator_plugin import bootstrap, simulate
 from creator_plugin.cli import main
 from creator_plugin.plotting import plot_graph, plot_loadings
 
