@@ -143,6 +143,13 @@ class DimensionSelection:
                 f"the {self.n_latent}-factor model is the first one the likelihood-ratio test "
                 f"does not reject (p = {self.p_value(self.n_latent):.3g} >= {self.alpha})"
             )
+        elif self.decided_by == "shared_subspace_lr_test":
+            why = (
+                f"every per-environment factor model that can be tested was rejected, and the "
+                f"{self.n_latent}-factor model with one loading subspace shared by all "
+                f"environments is the first one the likelihood-ratio test does not reject "
+                f"(p = {self.p_value(self.n_latent):.3g} >= {self.alpha})"
+            )
         elif self.decided_by == "all_directions":
             why = ("every testable factor model was rejected, so every direction of the data "
                    "carries signal (no noise floor; typical when p = d)")
@@ -429,6 +436,129 @@ def factor_lr_test(
     return float(statistic), int(df), float(stats.chi2.sf(statistic, df))
 
 
+_FAR = 1e300
+
+
+def shared_subspace_df(p: int, k: int, n_groups: int) -> int:
+    """Degrees of freedom of the shared-subspace k-factor model of ``n_groups`` groups.
+
+    Each group's covariance is ``H C_g H^T + Psi_g`` with one ``p x k``
+    loading matrix ``H`` for all groups (identified up to an invertible
+    ``k x k`` map), a free ``C_g`` and a diagonal ``Psi_g`` per group.
+    """
+    data = n_groups * p * (p + 1) // 2
+    params = p * k - k * k + n_groups * (k * (k + 1) // 2 + p)
+    return data - params
+
+
+def shared_subspace_lr_test(
+    covariances: list[np.ndarray], n_samples: list[int], k: int
+) -> tuple[float, int, float]:
+    """Likelihood-ratio test of k factors whose loadings span one subspace in every group.
+
+    CREATOR's model, ``x = H y`` plus independent measurement noise, gives
+    every environment the covariance ``H C_g H^T + Psi_g``: the latents'
+    covariance ``C_g`` and the noise ``Psi_g`` change with the environment,
+    the column space of ``H`` does not. Sharing ``H`` leaves the test
+    degrees of freedom where each environment's own k-factor model has none
+    (k = 3 factors of p = 6 columns, for example). The maximum-likelihood fit
+    runs L-BFGS on ``H``, Cholesky factors of ``C_g`` and ``log Psi_g`` with
+    the analytic gradient, from the pooled principal subspace; the statistic
+    ``sum_g (n_g - 1) F_g`` (no Bartlett correction is known for this model)
+    is referred to a chi-square with :func:`shared_subspace_df` degrees of
+    freedom.
+
+    Parameters
+    ----------
+    covariances : list of ndarray (p, p)
+        Covariance of each group, all in the same column units (never
+        standardised per group: that would rescale the rows of ``H``
+        differently in each group).
+    n_samples : list of int
+    k : int
+        Number of factors, with ``shared_subspace_df(p, k, groups) > 0``.
+
+    Returns
+    -------
+    statistic : float
+    df : int
+    p_value : float
+    """
+    S = np.stack(covariances)
+    G, p, _ = S.shape
+    n = np.asarray(n_samples, dtype=float)
+    df = shared_subspace_df(p, k, G)
+    if df <= 0 or not 1 <= k < p:
+        raise ValueError(f"the shared-subspace {k}-factor model of {p} columns in {G} groups "
+                         "has no degrees of freedom.")
+    tril = np.tril_indices(k)
+    logdet_S = np.linalg.slogdet(S)[1]
+    pooled = np.tensordot(n, S, axes=1) / n.sum()
+    vals, vecs = np.linalg.eigh(pooled)
+    # H = Q0 [I; B]: one chart of the subspaces near the pooled principal one, so
+    # that no parameter moves along the k x k gauge H -> H M (which stalls L-BFGS);
+    # the C_g absorb every scale.
+    Q0 = vecs[:, ::-1]
+    top, rest = Q0[:, :k], Q0[:, k:]
+    proj = top @ top.T
+    psi0 = np.maximum(np.diagonal(S - proj @ S @ proj, axis1=1, axis2=2),
+                      1e-3 * np.diagonal(S, axis1=1, axis2=2))
+    A0 = []
+    for g in range(G):
+        C = top.T @ (S[g] - np.diag(psi0[g])) @ top
+        w, v = np.linalg.eigh((C + C.T) / 2)
+        A0.append(np.linalg.cholesky((v * np.maximum(w, 1e-3 * max(w.max(), 1e-12))) @ v.T)[tril])
+    nB = (p - k) * k
+    x0 = np.concatenate([np.zeros(nB), np.concatenate(A0), np.log(psi0).ravel()])
+    nA = len(tril[0])
+    floor = np.log(1e-8 * np.diagonal(S, axis1=1, axis2=2)).ravel()
+
+    def unpack(x):
+        H = top + rest @ x[:nB].reshape(p - k, k)
+        A = np.zeros((G, k, k))
+        A[:, tril[0], tril[1]] = x[nB: nB + G * nA].reshape(G, nA)
+        return H, A, x[nB + G * nA:].reshape(G, p)
+
+    def objective(x):
+        H, A, u = unpack(x)
+        psi = np.exp(u)
+        C = A @ np.swapaxes(A, 1, 2)
+        Sigma = H @ C @ H.T + psi[:, :, None] * np.eye(p)
+        sign, logdet = np.linalg.slogdet(Sigma)
+        if np.any(sign <= 0) or not np.all(np.isfinite(logdet)):
+            return _FAR, np.zeros_like(x)  # outside the model: the line search backs off
+        inv = np.linalg.inv(Sigma)
+        inner = inv @ S @ inv
+        f = float(n @ (logdet + np.einsum("gij,gji->g", S, inv) - logdet_S - p))
+        if not np.isfinite(f):
+            return _FAR, np.zeros_like(x)
+        grad_sigma = n[:, None, None] * (inv - inner)
+        dH = 2 * np.einsum("gij,jk,gkl->il", grad_sigma, H, C)
+        dC = np.einsum("ji,gjk,kl->gil", H, grad_sigma, H)
+        dA = 2 * dC @ A
+        du = np.diagonal(grad_sigma, axis1=1, axis2=2) * psi
+        return f, np.concatenate([(rest.T @ dH).ravel(), dA[:, tril[0], tril[1]].ravel(),
+                                  du.ravel()])
+
+    def clipped(x):
+        return objective(np.concatenate([x[: nB + G * nA], np.maximum(x[nB + G * nA:], floor)]))
+
+    res = optimize.minimize(clipped, x0, jac=True, method="BFGS",
+                            options={"maxiter": 20000, "gtol": 1e-6 * float(n.sum())})
+    if not res.success:
+        # BFGS stops on precision loss near a boundary (a uniqueness at its floor):
+        # continue with bounds from where it stopped.
+        x1 = np.concatenate([res.x[: nB + G * nA], np.maximum(res.x[nB + G * nA:], floor)])
+        bounds = [(None, None)] * (nB + G * nA) + [(lo, None) for lo in floor]
+        polished = optimize.minimize(objective, x1, jac=True, method="L-BFGS-B", bounds=bounds,
+                                     options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-9})
+        res = polished if polished.fun < res.fun else res
+    if not np.isfinite(res.fun) or res.fun >= _FAR:
+        raise ValueError("the shared-subspace factor model could not be fitted.")
+    statistic = float(res.fun) * float(np.sum(n - 1) / n.sum())
+    return statistic, int(df), float(stats.chi2.sf(statistic, df))
+
+
 def _independent_columns(pooled: np.ndarray) -> np.ndarray:
     """Indices of a maximal set of linearly independent columns (pivoted QR)."""
     _, R, piv = linalg.qr(pooled, mode="economic", pivoting=True)
@@ -436,6 +566,17 @@ def _independent_columns(pooled: np.ndarray) -> np.ndarray:
     if diag.size == 0 or diag[0] == 0:
         return np.array([], dtype=int)
     return np.sort(piv[: int(np.sum(diag > _RANK_TOL * diag[0]))])
+
+
+def _common_unit_covariances(
+    X_list: list[np.ndarray], cols: np.ndarray
+) -> tuple[list[np.ndarray], list[int]]:
+    """Per-environment covariances of ``cols``, every column in its pooled within-SD units."""
+    centred = [x[:, cols] - x[:, cols].mean(axis=0) for x in X_list]
+    n = np.array([c.shape[0] for c in centred])
+    sd = np.sqrt(sum((c**2).sum(axis=0) for c in centred) / n.sum())
+    sd = np.where(sd > 0, sd, 1.0)
+    return [(c / sd).T @ (c / sd) / c.shape[0] for c in centred], n.tolist()
 
 
 def _group_correlations(
@@ -568,20 +709,36 @@ def select_n_latent(
         mats, sizes, scope = _group_correlations(X_list, cols)
     r = int(cols.size)
     k_test = ledermann_bound(r)
-    tests, chosen = [], None
+    tests, chosen, shared = [], None, False
     for k in range(1, k_test + 1):
         stat, df, pval = factor_lr_test(mats, sizes, k)
         tests.append({"k": k, "statistic": stat, "df": df, "p_value": pval})
         if pval >= alpha:
             chosen = k
             break
+    if chosen is None and not subset and len(X_list) > 1:
+        # Every per-environment model that can be tested was rejected: test the
+        # models with one loading subspace shared by all environments, which keep
+        # degrees of freedom beyond the per-environment bound (k = 3 of p = 6).
+        covs, sizes_k = _common_unit_covariances(X_list, cols)
+        start = tests[-1]["k"] + 1 if tests else 1
+        for k in range(start, r):
+            if shared_subspace_df(r, k, len(covs)) <= 0:
+                break
+            stat, df, pval = shared_subspace_lr_test(covs, sizes_k, k)
+            tests.append({"k": k, "statistic": stat, "df": df, "p_value": pval,
+                          "model": "shared_subspace"})
+            if pval >= alpha:
+                chosen, shared = k, True
+                break
     if chosen is not None:
-        n_latent, decided_by = chosen, "factor_lr_test"
+        n_latent = chosen
+        decided_by = "shared_subspace_lr_test" if shared else "factor_lr_test"
     else:
         n_latent = r
         decided_by = "rank" if r < n_tested else "all_directions"
     criteria = {
-        "factor_lr_test": chosen,
+        "factor_lr_test": None if shared else chosen,
         "onatski_ed": onatski_ed(spectrum),
         "ahn_horenstein_er": eigenvalue_ratio(spectrum),
         "ahn_horenstein_gr": growth_ratio(spectrum),
@@ -592,6 +749,43 @@ def select_n_latent(
         tests=tests, alpha=float(alpha), rank=r, max_testable=k_test, test_scope=scope,
         n_columns_tested=n_tested, n_columns=p,
     )
+
+
+def _shared_evidence(X_list, cols, n_latent, bound, mats, sizes, alpha) -> dict | None:
+    """:func:`n_latent_evidence` beyond the per-environment bound, by the shared-subspace test.
+
+    None when the shared-subspace model of ``n_latent`` factors has no
+    degrees of freedom either (the per-environment rules then apply).
+    """
+    r, K = int(cols.size), len(X_list)
+    if n_latent >= r:
+        return None
+    fewer = n_latent - 1
+    covs, n = _common_unit_covariances(X_list, cols)
+
+    def p_of(k):
+        if k <= bound:
+            return factor_lr_test(mats, sizes, k)[2]
+        return shared_subspace_lr_test(covs, n, k)[2]
+
+    out = {"test": "shared_subspace"}
+    if shared_subspace_df(r, n_latent, K) > 0:
+        out["p_value"] = p_of(n_latent)
+        if out["p_value"] < alpha:
+            return {**out, "status": "too_few"}
+        if fewer < 1:
+            return {**out, "status": "consistent"}
+        p_fewer = p_of(fewer)
+        status = "too_many" if p_fewer >= alpha else "consistent"
+        return {**out, "status": status, "fewer": fewer, "p_value_fewer": p_fewer}
+    if fewer > bound and shared_subspace_df(r, fewer, K) > 0:
+        # n_latent itself is untestable; its neighbour below decides, as in
+        # select_n_latent: fitted by fewer factors = too many, rejected = too few.
+        p_fewer = p_of(fewer)
+        status = "too_many" if p_fewer >= alpha else "too_few"
+        return {**out, "p_value": None, "status": status, "fewer": fewer,
+                "p_value_fewer": p_fewer}
+    return None
 
 
 def _subset_moments(X_list: list, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -813,6 +1007,12 @@ def n_latent_evidence(
     if n_latent > r:
         out["status"] = "too_many"
         return out
+    if n_latent > bound and len(X_list) > 1 and not any(map(is_dask, X_list)) and (
+            max_columns is None or p <= max_columns):
+        shared = _shared_evidence(X_list, cols, n_latent, bound, mats, sizes, alpha)
+        if shared is not None:
+            out.update(shared)
+            return out
     if n_latent <= bound:
         out["p_value"] = factor_lr_test(mats, sizes, n_latent)[2]
         if out["p_value"] < alpha:

@@ -139,7 +139,10 @@ def test_n_latent_evidence_statuses():
     square = simulate(5, 5, 500, measurement_noise=0.1, random_state=2)
     assert n_latent_evidence(square.X, 3)["status"] == "too_few"  # no noise floor
     assert n_latent_evidence(square.X, 5)["status"] == "consistent"
-    assert n_latent_evidence(simulate(3, 3, 300, random_state=0).X, 2)["status"] == "untestable"
+    # p = d = 3: no per-environment model is testable, the shared-subspace one-factor
+    # model is, and it is rejected: 2 latents leave out signal.
+    assert n_latent_evidence(simulate(3, 3, 300, random_state=0).X, 2)["status"] == "too_few"
+    assert n_latent_evidence(simulate(2, 2, 300, random_state=0).X, 1)["status"] == "untestable"
 
 
 def test_n_latent_evidence_on_a_column_subset_without_a_p_by_p_matrix():
@@ -287,3 +290,36 @@ def test_cli_dims_prints_the_choice_and_writes_a_scree_plot(tmp_path, capsys):
     assert diag["n_latent_selection"]["n_latent"] == 3
     assert diag["latent_names"] == ["L1", "L2", "L3"]
     assert "summary" in diag["quality"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_select_with_more_columns_than_per_environment_tests_reach(seed):
+    """d = 3, p = 6, 10% measurement noise: the per-environment 3-factor model has no
+    degrees of freedom, the shared-subspace one does and decides."""
+    sim = simulate(3, 3, 1000, n_features=6, measurement_noise=0.1, random_state=seed)
+    sel = select_n_latent(sim.X)
+    assert sel.n_latent == 3 and sel.decided_by == "shared_subspace_lr_test"
+    assert "shared by all environments" in sel.summary()
+
+
+@pytest.mark.parametrize("d, noise, off", [(3, 0.1, 1), (3, 0.1, -1), (4, 0.1, 1),
+                                           (4, 0.0, -1), (5, 0.1, -1), (5, 0.0, 1)])
+def test_n_latent_off_by_one_is_found_at_p_d_plus_2(d, noise, off):
+    sim = simulate(d, d, 1000, n_features=d + 2, measurement_noise=noise, random_state=1)
+    status = n_latent_evidence(sim.X, d + off)["status"]
+    assert status == ("too_few" if off < 0 else "too_many")
+    assert n_latent_evidence(sim.X, d)["status"] in ("consistent", "untestable")
+
+
+def test_shared_subspace_test_is_calibrated_at_the_truth():
+    """Under the model the statistic is about its degrees of freedom, not far above."""
+    from creator_plugin.dimension import _common_unit_covariances, shared_subspace_lr_test
+
+    stats = []
+    for seed in range(4):
+        sim = simulate(3, 3, 1000, n_features=6, measurement_noise=0.1, random_state=seed)
+        covs, n = _common_unit_covariances(sim.X, np.arange(6))
+        stat, df, _ = shared_subspace_lr_test(covs, n, 3)
+        stats.append(stat / df)
+        assert shared_subspace_lr_test(covs, n, 2)[2] < 1e-6  # too few factors: rejected
+    assert 0.4 < np.mean(stats) < 2.0
