@@ -520,6 +520,10 @@ def shared_subspace_lr_test(
         return H, A, x[nB + G * nA:].reshape(G, p)
 
     def objective(x):
+        with np.errstate(all="ignore"):  # trial steps outside the model are rejected below
+            return _objective(x)
+
+    def _objective(x):
         H, A, u = unpack(x)
         psi = np.exp(u)
         C = A @ np.swapaxes(A, 1, 2)
