@@ -439,6 +439,32 @@ def factor_lr_test(
 _FAR = 1e300
 
 
+def _shared_subspace_em(S: np.ndarray, n: np.ndarray, k: int, n_iter: int = 200):
+    """EM for ``S_g ~ H C_g H^T + Psi_g``: loadings (p, k), factor covariances, uniquenesses."""
+    G, p, _ = S.shape
+    pooled = np.tensordot(n, S, axes=1) / n.sum()
+    vals, vecs = np.linalg.eigh(pooled)
+    H = vecs[:, ::-1][:, :k] * np.sqrt(np.maximum(vals[::-1][:k], 1e-12))
+    diag_S = np.diagonal(S, axis1=1, axis2=2)
+    psi = np.maximum(diag_S - np.sum(H**2, axis=1), 0.05 * diag_S)
+    C = np.repeat(np.eye(k)[None], G, axis=0)
+    floor = 1e-6 * diag_S
+    for _ in range(n_iter):
+        Sigma = H @ C @ H.T + psi[:, :, None] * np.eye(p)
+        beta = C @ H.T @ np.linalg.inv(Sigma)  # (G, k, p)
+        Eff = C - beta @ H @ C + beta @ S @ np.swapaxes(beta, 1, 2)  # (G, k, k)
+        Exf = S @ np.swapaxes(beta, 1, 2)  # (G, p, k)
+        w = n[:, None] / psi  # (G, p)
+        num = np.einsum("gj,gjk->jk", w, Exf)
+        den = np.einsum("gj,gkl->jkl", w, Eff)
+        H = np.linalg.solve(den, num[:, :, None])[:, :, 0]
+        C = Eff
+        psi = diag_S - 2 * np.einsum("jk,gjk->gj", H, Exf) + np.einsum(
+            "jk,gkl,jl->gj", H, Eff, H)
+        psi = np.maximum(psi, floor)
+    return H, C, psi
+
+
 def shared_subspace_df(p: int, k: int, n_groups: int) -> int:
     """Degrees of freedom of the shared-subspace k-factor model of ``n_groups`` groups.
 
@@ -493,21 +519,19 @@ def shared_subspace_lr_test(
                          "has no degrees of freedom.")
     tril = np.tril_indices(k)
     logdet_S = np.linalg.slogdet(S)[1]
-    pooled = np.tensordot(n, S, axes=1) / n.sum()
-    vals, vecs = np.linalg.eigh(pooled)
-    # H = Q0 [I; B]: one chart of the subspaces near the pooled principal one, so
-    # that no parameter moves along the k x k gauge H -> H M (which stalls L-BFGS);
-    # the C_g absorb every scale.
-    Q0 = vecs[:, ::-1]
+    # Start from a few EM iterations (monotone, robust), then polish by BFGS in
+    # the chart H = Q0 [I; B] of the subspaces near the EM one, so that no
+    # parameter moves along the k x k gauge H -> H M (which stalls quasi-Newton
+    # methods); the C_g absorb every scale.
+    H_em, C_em, psi0 = _shared_subspace_em(S, n, k)
+    Q0 = np.linalg.qr(H_em, mode="complete")[0]
     top, rest = Q0[:, :k], Q0[:, k:]
-    proj = top @ top.T
-    psi0 = np.maximum(np.diagonal(S - proj @ S @ proj, axis1=1, axis2=2),
-                      1e-3 * np.diagonal(S, axis1=1, axis2=2))
+    R = top.T @ H_em
     A0 = []
     for g in range(G):
-        C = top.T @ (S[g] - np.diag(psi0[g])) @ top
+        C = R @ C_em[g] @ R.T
         w, v = np.linalg.eigh((C + C.T) / 2)
-        A0.append(np.linalg.cholesky((v * np.maximum(w, 1e-3 * max(w.max(), 1e-12))) @ v.T)[tril])
+        A0.append(np.linalg.cholesky((v * np.maximum(w, 1e-9 * max(w.max(), 1e-12))) @ v.T)[tril])
     nB = (p - k) * k
     x0 = np.concatenate([np.zeros(nB), np.concatenate(A0), np.log(psi0).ravel()])
     nA = len(tril[0])

@@ -33,6 +33,8 @@ __all__ = [
     "cumulant_statistic",
     "gaussianity_test",
     "homogeneity_test",
+    "mean_shift_share",
+    "mechanism_heterogeneity",
     "ica_agreement",
     "latent_conditioning",
     "ordered_noises",
@@ -339,6 +341,100 @@ def _fastica_error_mean(S: np.ndarray) -> np.ndarray:
     return V.sum(axis=1)
 
 
+def mechanism_heterogeneity(
+    latents: list[np.ndarray], *, same_level: float = 0.15, dependence_level: float = 0.01
+) -> dict:
+    """How the recovered latents' mechanisms differ across environments.
+
+    For every latent i (in causal order) and environment k, the row
+    ``v_k = (e_i - w_k) / omega_k`` over positions ``0..i``, where ``w_k``
+    regresses latent i on all earlier latents in environment k (no pruning)
+    and ``omega_k`` is the residual SD: the paper's node-level quantity
+    ``(e_i - W_k[:, i]) / Omega_k[i, i]``. The node-level condition needs
+    these rows to span ``|pa(i)| + 1`` dimensions over the environments.
+    Two ways the data can fall short, neither visible in the graph itself:
+
+    * every latent is independent of the earlier ones in every environment
+      (a joint test of the within-environment correlations, level
+      ``dependence_level``): the environments then differ only by the
+      scales of independent latents, which is also what any graph whose
+      weights are the same in every environment produces; such edges are
+      invisible and an empty graph is not evidence of no effect;
+    * every latent's rows take at most two distinct values over K >= 3
+      environments (two rows are the same when they differ by less than
+      ``same_level`` of their size): each mechanism changes in at most one
+      environment, as under single-node interventions; nodes with two or
+      more parents cannot then meet the condition.
+
+    Parameters
+    ----------
+    latents : list of ndarray (n_k, d)
+    same_level : float, default=0.15
+    dependence_level : float, default=0.01
+
+    Returns
+    -------
+    dict
+        ``dependence_p_value`` (None for d = 1), ``regimes`` (distinct rows
+        per latent, positions 1..d-1), ``independent_latents`` and
+        ``few_regimes`` (the two findings above).
+    """
+    K, d = len(latents), latents[0].shape[1]
+    centred = [np.asarray(L, dtype=float) - np.mean(L, axis=0) for L in latents]
+    stat, df = 0.0, 0
+    for L in centred:
+        n = L.shape[0]
+        sd = L.std(axis=0)
+        R = (L.T @ L) / n / np.outer(np.where(sd > 0, sd, 1.0), np.where(sd > 0, sd, 1.0))
+        iu = np.triu_indices(d, 1)
+        stat += (n - 3) * float(np.sum(np.arctanh(np.clip(R[iu], -0.999999, 0.999999)) ** 2))
+        df += len(iu[0])
+    p_dep = float(stats.chi2.sf(stat, df)) if df else None
+    regimes = []
+    for i in range(1, d):
+        rows = []
+        for L in centred:
+            w, *_ = np.linalg.lstsq(L[:, :i], L[:, i], rcond=None)
+            omega = max(float(np.std(L[:, i] - L[:, :i] @ w)), 1e-300)
+            rows.append(np.concatenate([-w, [1.0]]) / omega)
+        rows = np.array(rows)
+        labels = list(range(K))
+        for a in range(K):
+            for b in range(a + 1, K):
+                size = max(np.linalg.norm(rows[a]), np.linalg.norm(rows[b]))
+                if np.linalg.norm(rows[a] - rows[b]) < same_level * size:
+                    old, new = labels[b], labels[a]
+                    labels = [new if x == old else x for x in labels]
+        regimes.append(len(set(labels)))
+    return {
+        "dependence_p_value": p_dep,
+        "regimes": regimes,
+        "independent_latents": bool(d > 1 and p_dep is not None and p_dep > dependence_level),
+        "few_regimes": bool(d > 1 and K >= 3 and max(regimes) <= 2),
+    }
+
+
+def mean_shift_share(latents: list[np.ndarray]) -> dict:
+    """Share of the latents' variance that lies between the environments' means.
+
+    CREATOR centres every environment on its own mean and reads the graph
+    from how the covariances change; shifts of the means between
+    environments are not used. ``share`` is the between-environment sum of
+    squares over the total, pooled over the latents (each in its pooled
+    within-environment SD); ``per_latent`` the same per latent.
+    """
+    L_all = [np.asarray(L, dtype=float) for L in latents]
+    n = np.array([L.shape[0] for L in L_all], dtype=float)
+    means = np.stack([L.mean(axis=0) for L in L_all])
+    grand = n @ means / n.sum()
+    between = (n[:, None] * (means - grand) ** 2).sum(axis=0)
+    within = sum(((L - m) ** 2).sum(axis=0) for L, m in zip(L_all, means))
+    total = between + within
+    per = np.where(total > 0, between / np.where(total > 0, total, 1.0), 0.0)
+    return {"share": float(between.sum() / max(total.sum(), 1e-300)),
+            "per_latent": per.tolist()}
+
+
 def latent_conditioning(latents: list[np.ndarray]) -> dict:
     """Condition number of every environment's latent correlation matrix.
 
@@ -380,6 +476,8 @@ ISSUE_KINDS = {
     "no_heterogeneity": "no heterogeneity across environments",
     "unreliable_order": "unstable order / unreliable step",
     "n_latent_mismatch": "n_latent mismatch",
+    "invariant_mechanisms": "causal weights do not change enough across environments",
+    "mean_shifts_ignored": "environments differ mostly in their means, which CREATOR ignores",
     "unstable_result": "unstable under resampling",
 }
 
@@ -452,6 +550,7 @@ def assess_fit(
     weak_evidence_level: float = 0.1,
     stability: dict | None = None,
     instability_level: float = 0.5,
+    mean_shift_level: float = 0.25,
     random_state=None,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
@@ -527,6 +626,32 @@ def assess_fit(
             f"The environments' covariances do not differ detectably (p = "
             f"{het['p_value']:.2g}): without heterogeneity the graph is not identified and "
             "an empty or arbitrary graph is expected. Check the environment labels.")))
+    else:  # the environments differ: do the latents' mechanisms?
+        mech = checks["mechanisms"] = mechanism_heterogeneity(latents)
+        if mech["independent_latents"]:
+            issues.append(Issue("invariant_mechanisms", (
+                f"The recovered latents are independent in every environment (p = "
+                f"{mech['dependence_p_value']:.2g}) and the environments differ only in their "
+                "scales. That is also what edges whose weights are the same in every "
+                "environment produce: CREATOR cannot see such edges, so the empty graph is "
+                "not evidence of no effect. The graph is identified only when the weights "
+                "change across environments.")))
+        elif mech["few_regimes"]:
+            issues.append(Issue("invariant_mechanisms", (
+                f"Every latent's mechanism takes at most two distinct forms across the "
+                f"{K} environments (distinct forms per latent: {mech['regimes']}), as under "
+                "single-node interventions. A node is identified only when its mechanism "
+                "changes across |parents| + 1 environments, so edges into nodes with two or "
+                "more parents can be missed. Methods built for interventional data fit such "
+                "data better.")))
+    shift = checks["mean_shifts"] = mean_shift_share(latents)
+    if shift["share"] >= mean_shift_level:
+        issues.append(Issue("mean_shifts_ignored", (
+            f"{100 * shift['share']:.0f}% of the latent features' variance lies in "
+            "differences between the environments' means, which CREATOR discards (it centres "
+            "every environment and reads the graph from how covariances change). If the "
+            "environments are interventions that shift means, use a method that models them, "
+            "such as causal-learn's CD-NOD (causallearn.search.ConstraintBased.CDNOD).")))
     agree = checks["ica_agreement"] = ica_agreement(latents, random_state=rng)
     cond = checks["conditioning"] = latent_conditioning(latents)
     weak = []
