@@ -279,9 +279,12 @@ def _load_npz(path: Path, cls):
             NotImplementedError) as exc:
         # zipfile, numpy's header parser, json and the estimator raise all of these on
         # damaged files (sklearn's InvalidParameterError is a ValueError).
+        detail = " ".join(str(exc).split())  # one line, whatever the library printed
+        if len(detail) > 300:
+            detail = detail[:300] + " ..."
         raise ValueError(
             f"{path} is not a valid creator-plugin model file (corrupt or truncated: "
-            f"{type(exc).__name__}: {exc})."
+            f"{type(exc).__name__}: {detail})."
         ) from None
     return model
 

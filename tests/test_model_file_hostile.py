@@ -169,9 +169,14 @@ def _with_member(path, name, data, compress=zipfile.ZIP_DEFLATED):
 
 
 def test_unused_member_is_never_read(saved, tmp_path):
-    """An extra member (here 64 MiB of zeros) is ignored, not decompressed."""
+    """An extra member is ignored, not decompressed: here one declaring 10^12 elements
+    (reading it would fail or exhaust memory) and 64 MiB of compressed zeros."""
     model, arrays, meta, sim = saved
     path = _write(tmp_path / "extra.npz", arrays, meta)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
+    _with_member(path, "huge.npy", header.getvalue() + b"\0" * 8)
     _with_member(path, "bomb.npy", b"\0" * (64 << 20))
     loaded = CREATOR.load(path)
     np.testing.assert_allclose(loaded.transform(sim.X[0]), model.transform(sim.X[0]))
