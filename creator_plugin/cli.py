@@ -180,8 +180,6 @@ def _fit(args: argparse.Namespace) -> int:
             )
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
     names = list(model.get_feature_names_out())
     parameters = {
         "command": "fit", "data": str(Path(args.data).resolve()), "env_column": args.env_column,
@@ -214,6 +212,10 @@ def _fit(args: argparse.Namespace) -> int:
         (tmp / "diagnostics.json").write_text(json.dumps(diag, indent=2, default=str))
         model.save(tmp / "model.npz")
         report = write_fit_report(model, [str(c) for c in feats.columns], tmp, plots=args.plots)
+    # The fit's warnings are about results that now exist; a run that wrote
+    # nothing says only why (one line).
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
     print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz, "
           f"{', '.join(p.name for p in report)} to {out.path}")
     print(_format_matrix(model.adjacency_matrix_, names))

@@ -145,6 +145,7 @@ def test_force_replaces_own_output(csv_file, tmp_path, capsys):
     assert marker["run_id"] != first and marker["parameters"]["seed"] == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "out"]
     (out_dir / "my_plot.png").write_bytes(b"mine")
+    capsys.readouterr()  # the fits' own warnings
     assert main(_args(csv_file, out_dir, "--force")) == 2
     _one_error_line(capsys, "my_plot.png")
     assert (out_dir / "my_plot.png").read_bytes() == b"mine"
