@@ -523,7 +523,10 @@ def shared_subspace_lr_test(
     # the chart H = Q0 [I; B] of the subspaces near the EM one, so that no
     # parameter moves along the k x k gauge H -> H M (which stalls quasi-Newton
     # methods); the C_g absorb every scale.
-    H_em, C_em, psi0 = _shared_subspace_em(S, n, k)
+    try:
+        H_em, C_em, psi0 = _shared_subspace_em(S, n, k)
+    except np.linalg.LinAlgError:
+        raise ValueError("the shared-subspace factor model could not be fitted.") from None
     Q0 = np.linalg.qr(H_em, mode="complete")[0]
     top, rest = Q0[:, :k], Q0[:, k:]
     R = top.T @ H_em
@@ -600,7 +603,11 @@ def _common_unit_covariances(
     X_list: list[np.ndarray], cols: np.ndarray
 ) -> tuple[list[np.ndarray], list[int]]:
     """Per-environment covariances of ``cols``, every column in its pooled within-SD units."""
-    centred = [x[:, cols] - x[:, cols].mean(axis=0) for x in X_list]
+    # Each column in units of its largest absolute value first: no square overflows
+    # or underflows at any scale of the data (1e-200 .. 1e200).
+    top = np.max([np.abs(x[:, cols]).max(axis=0) for x in X_list], axis=0)
+    top = np.where(top > 0, top, 1.0)
+    centred = [x[:, cols] / top - (x[:, cols] / top).mean(axis=0) for x in X_list]
     n = np.array([c.shape[0] for c in centred])
     sd = np.sqrt(sum((c**2).sum(axis=0) for c in centred) / n.sum())
     sd = np.where(sd > 0, sd, 1.0)
@@ -753,7 +760,10 @@ def select_n_latent(
         for k in range(start, r):
             if shared_subspace_df(r, k, len(covs)) <= 0:
                 break
-            stat, df, pval = shared_subspace_lr_test(covs, sizes_k, k)
+            try:
+                stat, df, pval = shared_subspace_lr_test(covs, sizes_k, k)
+            except ValueError:  # degenerate data: the test cannot decide
+                break
             tests.append({"k": k, "statistic": stat, "df": df, "p_value": pval,
                           "model": "shared_subspace"})
             if pval >= alpha:
@@ -788,14 +798,23 @@ def _shared_evidence(X_list, cols, n_latent, bound, mats, sizes, alpha) -> dict 
     r, K = int(cols.size), len(X_list)
     if n_latent >= r:
         return None
-    fewer = n_latent - 1
     covs, n = _common_unit_covariances(X_list, cols)
+    if not all(np.isfinite(c).all() for c in covs):
+        return None
 
     def p_of(k):
         if k <= bound:
             return factor_lr_test(mats, sizes, k)[2]
         return shared_subspace_lr_test(covs, n, k)[2]
 
+    try:
+        return _shared_status(p_of, r, n_latent, bound, K, alpha)
+    except ValueError:  # degenerate data: the shared-subspace test cannot decide
+        return None
+
+
+def _shared_status(p_of, r, n_latent, bound, K, alpha) -> dict | None:
+    fewer = n_latent - 1
     out = {"test": "shared_subspace"}
     if shared_subspace_df(r, n_latent, K) > 0:
         out["p_value"] = p_of(n_latent)
