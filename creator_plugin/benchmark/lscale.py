@@ -186,7 +186,7 @@ def moments_from_data(X_list: list[np.ndarray], n_latent: int):
     scatter = sum(np.cov(x.T) for x in X_list)
     basis = np.linalg.eigh(np.atleast_2d(scatter))[1][:, ::-1][:, :d]
     red = [x @ basis for x in X_list]
-    covs = np.stack([np.atleast_2d(np.cov(r.T)) for r in red])
+    covs = np.stack([np.atleast_2d(np.cov(r.T, bias=True)) for r in red])  # Gaussian MLE
     prec = np.linalg.inv(covs)
     x0 = red[0]
     S0 = x0.T @ x0 / x0.shape[0]  # scores -Theta x at the raw observational rows
