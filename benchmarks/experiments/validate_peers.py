@@ -42,6 +42,8 @@ work tree of each to a temporary directory first.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import subprocess
 import sys
 import tempfile
@@ -92,8 +94,9 @@ def _install_causaldag_stand_in(rng_holder):
     def rand_weights(dag):
         n = dag.nnodes
         A = np.zeros((n, n))
+        # the authors' generator seeds NumPy's global stream; the stand-in draws from it too
         for i, j in dag.arcs:
-            A[i, j] = np.random.uniform(0.25, 1.0) * np.random.choice([-1, 1])
+            A[i, j] = np.random.uniform(0.25, 1.0) * np.random.choice([-1, 1])  # noqa: NPY002
         return Weighted(A)
 
     cd.DAG = DAG
@@ -139,14 +142,13 @@ def validate_lincd(repo: str, seeds: int, n_samples: int) -> list[dict]:
             if kind == "exact":
                 Th0, Ths = ds.Theta_obs, ds.Thetas
             else:
-                np.random.seed(20_000 + seed)
+                np.random.seed(20_000 + seed)  # noqa: NPY002 (the authors' sampler uses it)
                 obs = ds.sample_thetas(n_samples)
                 Th0, Ths = obs.Theta_obs, obs.Thetas
             solver = IterativeProjectionPartialOrderSolver(
                 rank_one_scorer=SVDRankOneScorer(), rank_gamma=0.99, num_latent=d)
-            import contextlib
-            import io
-            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            quiet = io.StringIO()
+            with contextlib.redirect_stderr(quiet), contextlib.redirect_stdout(quiet):
                 theirs = solver.solve(types.SimpleNamespace(Theta_obs=Th0, Thetas=list(Ths)))
             ours = lincd_from_precisions(Th0, list(Ths), d, rank_gamma=0.99)
             t_targets = [int(theirs["ix2target"][k]) for k in range(d)]
@@ -254,7 +256,7 @@ def main(argv=None) -> None:
                     help="the repos are git directories: export a work tree of each first")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--n-samples", type=int, default=2000)
-    ap.add_argument("--atol-edge", type=float, default=0.01)
+    ap.add_argument("--atol-edge", type=float, default=0.001)
     ap.add_argument("--out", default="benchmarks/results/peers/validation.csv")
     args = ap.parse_args(argv)
     rows: list[dict] = []
