@@ -47,7 +47,8 @@ What was read from the paper (Algorithm 1)
 default of their test script. It is not scale-free: on the interventional
 workloads of :mod:`creator_plugin.interventional` 0.01 misses ancestors in
 the unmixing step (MCC 0.71-0.87 where 0.001 gives 0.999 on the same data),
-while on the authors' generator 0.01 gives the lower SHD. The rows of each environment are used both to estimate that
+while on the authors' generator 0.01 gives the lower SHD. The rows of each
+environment are used both to estimate that
 environment's precision and (observational rows) to average the score
 differences.
 """
