@@ -34,7 +34,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from creator_plugin import CREATOR, simulate

@@ -28,12 +28,19 @@ the command line; nothing of theirs is part of this project.
   (imported, unused here; the latter is absent from the repository) are
   stubbed.
 
+* GIN: causal-learn's own test cases 1 and 2 (``tests/TestGIN.py``: two
+  latents with two pure indicators, three latents with three) through
+  causal-learn's ``GIN`` (KCI, its default, and HSIC) and through the GIN
+  with tests indexed by variable (``--gin``; written to
+  ``gin_validation.csv`` beside ``--out``).
+
 Usage::
 
     python benchmarks/experiments/validate_peers.py \\
         --lincd-repo /path/to/linear-causal-disentanglement-via-interventions \\
         --lscale-repo /path/to/score-based-crl --seeds 20 \\
         --out benchmarks/results/peers/validation.csv
+    python benchmarks/experiments/validate_peers.py --gin
 
 The mirrors are git directories without a work tree; ``--export`` writes a
 work tree of each to a temporary directory first.
@@ -44,9 +51,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from pathlib import Path
 
@@ -248,6 +257,59 @@ def validate_lscale(repo: str, seeds: int, n_samples: int, hard: bool,
         sys.path.remove(str(Path(repo) / "LSCALE-I"))
 
 
+# ---------------------------------------------------------------- GIN
+def _gin_case(case: int) -> tuple[np.ndarray, list[list[int]]]:
+    """causal-learn's tests/TestGIN.py test_case1 / test_case2 and their true clusters."""
+    n = 1000
+    np.random.seed(0)  # noqa: NPY002 (causal-learn's own cases use the global stream)
+
+    def u():
+        return np.random.uniform(-1, 1, size=n) ** 5  # noqa: NPY002
+
+    def c():
+        return np.random.uniform(0.5, 2.0)  # noqa: NPY002
+
+    L1 = u()
+    L2 = c() * L1 + u()
+    if case == 1:
+        X = [c() * L1 + u() for _ in range(2)] + [c() * L2 + u() for _ in range(2)]
+        truth = [[0, 1], [2, 3]]
+    else:
+        L3 = c() * L1 + c() * L2 + u()
+        X = [c() * L1 + u() for _ in range(3)] + [c() * L2 + u() for _ in range(3)] \
+            + [c() * L3 + u() for _ in range(3)]
+        truth = [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    data = np.array(X).T
+    return (data - data.mean(axis=0)) / data.std(axis=0), truth
+
+
+def validate_gin() -> list[dict]:
+    from causallearn.search.HiddenCausal.GIN.GIN import GIN
+
+    from creator_plugin.benchmark.gin import gin_structure
+    from creator_plugin.benchmark.gin_corrected import gin_clusters_and_order
+
+    rows = []
+    for case in (1, 2):
+        data, truth = _gin_case(case)
+        for test in ("kci", "hsic"):
+            start = time.perf_counter()
+            graph, _ = GIN(data, indep_test_method=test)
+            clusters = gin_structure(graph, data.shape[1])[0]
+            rows.append(dict(case=case, method="GIN (causal-learn 0.1.4.8)", test=test,
+                             clusters=json.dumps(clusters), ordered=json.dumps(clusters),
+                             truth=json.dumps(truth), same_clusters=sorted(clusters) == truth,
+                             seconds=time.perf_counter() - start))
+        start = time.perf_counter()
+        ordered, unordered = gin_clusters_and_order(data)
+        clusters = ordered + unordered
+        rows.append(dict(case=case, method="GIN (tests by variable)", test="hsic",
+                         clusters=json.dumps(clusters), ordered=json.dumps(ordered),
+                         truth=json.dumps(truth), same_clusters=sorted(clusters) == truth,
+                         seconds=time.perf_counter() - start))
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lincd-repo")
@@ -258,7 +320,16 @@ def main(argv=None) -> None:
     ap.add_argument("--n-samples", type=int, default=2000)
     ap.add_argument("--atol-edge", type=float, default=0.001)
     ap.add_argument("--out", default="benchmarks/results/peers/validation.csv")
+    ap.add_argument("--gin", action="store_true",
+                    help="run causal-learn's GIN test cases (no repository needed)")
     args = ap.parse_args(argv)
+    if args.gin:
+        out = Path(args.out).with_name("gin_validation.csv")
+        df = pd.DataFrame(validate_gin())
+        df.to_csv(out, index=False)
+        print(df.to_string(index=False))
+        if not (args.lincd_repo or args.lscale_repo):
+            return
     rows: list[dict] = []
     if args.lincd_repo:
         repo = _export(args.lincd_repo) if args.export else args.lincd_repo
