@@ -87,7 +87,8 @@ def _methods(names):
     return {n: table[n] for n in names}
 
 
-def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0):
+def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0, out=None):
+    """All fits; with ``out``, the rows so far are rewritten to it after every fit."""
     rows = []
     for wname in workloads:
         for seed in range(first_seed, first_seed + seeds):
@@ -106,6 +107,8 @@ def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0):
                 except Exception as exc:  # a failed fit is a result
                     row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
                 rows.append(row)
+                if out is not None:
+                    pd.DataFrame(rows).to_csv(out, index=False)
                 print(json.dumps({k: row.get(k) for k in
                                   ("workload", "method", "seed", "status", "mcc", "shd_corr",
                                    "seconds", "info")}, default=str), flush=True)
@@ -140,11 +143,10 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="benchmarks/results/peers/table.csv")
     args = ap.parse_args(argv)
     start = time.perf_counter()
-    df = run(args.workloads, _methods(args.methods), args.seeds, args.n, args.time_limit,
-             args.first_seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out, index=False)
+    df = run(args.workloads, _methods(args.methods), args.seeds, args.n, args.time_limit,
+             args.first_seed, out)
     summary = summarise(df)
     summary.to_csv(out.with_name(out.stem + "_summary.csv"), index=False)
     print(summary.to_string(index=False))
