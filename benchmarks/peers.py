@@ -73,8 +73,8 @@ def fit_creator_with_verdict(X_list, n_latent, random_state):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = CREATOR(n_latent, random_state=random_state).fit(X_list)
-    verdict = m.diagnostics_.get("quality")
-    kinds = list(getattr(verdict, "kinds", []) or [])
+    verdict = m.diagnostics_.get("quality") or {}
+    kinds = list(dict.fromkeys(i["kind"] for i in verdict.get("issues", [])))
     return (m.adjacency_matrix_, m.latents_, list(m.causal_order_),
             {"verdict": kinds or ["trusted"]})
 
