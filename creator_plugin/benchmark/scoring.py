@@ -122,7 +122,7 @@ def correlation_matrix(true_latents, latents) -> np.ndarray:
     C = np.abs(E.T @ T)
     with np.errstate(invalid="ignore", divide="ignore"):
         C = C / np.outer(ne, nt)
-    return np.nan_to_num(C, nan=0.0, posinf=0.0)
+    return np.minimum(np.nan_to_num(C, nan=0.0, posinf=0.0), 1.0)  # rounding can exceed 1
 
 
 def correlation_scores(true_adjacency, true_latents, adjacency, latents) -> dict:
