@@ -9,7 +9,9 @@ Workloads (d = 5 latents, K = 6 environments, p = 10 measurements):
   :func:`creator_plugin.interventional.simulate_single_node` (environment 0
   observational, one single-node intervention per latent);
 * ``multi-hard-laplace``: :func:`creator_plugin.interventional.simulate_multi_node`
-  (unknown multi-node interventions).
+  (unknown multi-node interventions);
+* ``creator-pure``: CREATOR's workload with a pure measurement model (two pure
+  indicators per latent, p = 10, measurement noise 0.2), GIN's assumption.
 
 Every method gets the same data of a (workload, seed) and runs in its own
 process under a per-fit time limit; every result is scored by
@@ -54,6 +56,8 @@ WORKLOADS = {
         D, K, n, n_features=P, random_state=s, intervention="soft", noise="laplace"),
     "multi-hard-laplace": lambda n, s: simulate_multi_node(
         D, K, n, n_features=P, random_state=s, intervention="hard", noise="laplace"),
+    "creator-pure": lambda n, s: simulate(D, K, n, mixing="pure", indicators_per_latent=2,
+                                          measurement_noise=0.2, random_state=s),
 }
 
 #: What each method assumes, for the table.
