@@ -120,10 +120,18 @@ def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0, out=None
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean SHD, MCC, LocR², median seconds per (workload, method); failures counted."""
+    df = df.copy()
+    for col in ("shd_corr", "mcc", "locr2", "seconds", "info"):
+        if col not in df:
+            df[col] = float("nan") if col != "info" else ""
     ok = df[df.status == "ok"]
+    out = df[["workload", "method"]].drop_duplicates().set_index(["workload", "method"])
     g = ok.groupby(["workload", "method"])
-    out = g.agg(fits=("seed", "size"), shd_corr=("shd_corr", "mean"), mcc=("mcc", "mean"),
-                locr2=("locr2", "mean"), seconds=("seconds", "median"))
+    out = out.join(g.agg(fits=("seed", "size"), shd_corr=("shd_corr", "mean"),
+                         mcc=("mcc", "mean"), locr2=("locr2", "mean"),
+                         seconds=("seconds", "median")))
+    out["fits"] = out["fits"].fillna(0).astype(int)
     out["not_ok"] = df[df.status != "ok"].groupby(["workload", "method"]).size()
     out["not_ok"] = out["not_ok"].fillna(0).astype(int)
     verdicts = {}
