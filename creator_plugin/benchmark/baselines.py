@@ -86,6 +86,9 @@ from .._random import draw_seed
 from ..disentangle import disentangling_matrix
 from ..preprocessing import reduce_environments
 from .gin import fit_gin
+from .gin_corrected import fit_gin_corrected
+from .lincd import fit_lincd
+from .lscale import fit_lscale_i, fit_lscale_i_soft
 from .ordering_cache import shared_ordering
 
 try:  # optional (the ``bench`` extra); imported here so no fit's wall time includes it
@@ -365,6 +368,10 @@ METHODS: dict[str, Fit] = {
     "PCA+MultiGroupDirectLiNGAM": fit_pca_multigroup_lingam,
     "PCA+ICA-LiNGAM (pooled)": fit_pooled_ica_lingam,
     "GIN": fit_gin,
+    "GIN (tests by variable)": fit_gin_corrected,
+    "LinCD": fit_lincd,
+    "LSCALE-I (hard)": fit_lscale_i,
+    "LSCALE-I (soft)": fit_lscale_i_soft,
 }
 
 #: Modules a method needs beyond the core dependencies (the ``bench`` extra).
@@ -372,6 +379,7 @@ REQUIRES: dict[str, str] = {
     "PCA+MultiGroupDirectLiNGAM": "lingam",
     "PCA+ICA-LiNGAM (pooled)": "lingam",
     "GIN": "causallearn",
+    "GIN (tests by variable)": "causallearn",
 }
 
 #: The methods a grid runs when none are named (the paper preset's exact HSIC

@@ -1,0 +1,169 @@
+"""Every method on every workload: CREATOR beside the field's linear CRL methods.
+
+Workloads (d = 5 latents, K = 6 environments, p = 10 measurements):
+
+* ``creator``: CREATOR's own workload, ``simulate(5, 6, n, n_features=10)``
+  (every weight and noise law changes across environments; no
+  observational environment);
+* ``single-hard-gauss`` / ``single-hard-laplace`` / ``single-soft-laplace``:
+  :func:`creator_plugin.interventional.simulate_single_node` (environment 0
+  observational, one single-node intervention per latent);
+* ``multi-hard-laplace``: :func:`creator_plugin.interventional.simulate_multi_node`
+  (unknown multi-node interventions);
+* ``creator-pure``: CREATOR's workload with a pure measurement model (two pure
+  indicators per latent, p = 10, measurement noise 0.2), GIN's assumption.
+
+Every method gets the same data of a (workload, seed) and runs in its own
+process under a per-fit time limit; every result is scored by
+:func:`creator_plugin.benchmark.scoring.score` (MCC and SHD under the
+Hungarian matching on pooled |correlation|, and LocR²). CREATOR's rows
+carry its fit-quality verdict (the issue kinds it raised, or "trusted").
+
+Usage::
+
+    python benchmarks/peers.py --seeds 20 --out benchmarks/results/peers/table_20seeds.csv
+    python benchmarks/peers.py --seeds 3 --methods CREATOR LinCD "LSCALE-I (hard)" \\
+        --out benchmarks/results/peers/table_3seeds.csv
+
+Run it with ``nice`` and one BLAS thread per process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from creator_plugin import CREATOR, simulate
+from creator_plugin.benchmark.baselines import METHODS
+from creator_plugin.benchmark.isolation import FitTimeout, call_with_time_limit
+from creator_plugin.benchmark.scoring import score
+from creator_plugin.interventional import simulate_multi_node, simulate_single_node
+
+D, K, P = 5, 6, 10
+
+WORKLOADS = {
+    "creator": lambda n, s: simulate(D, K, n, n_features=P, random_state=s),
+    "single-hard-gauss": lambda n, s: simulate_single_node(
+        D, K, n, n_features=P, random_state=s, intervention="hard", noise="gaussian"),
+    "single-hard-laplace": lambda n, s: simulate_single_node(
+        D, K, n, n_features=P, random_state=s, intervention="hard", noise="laplace"),
+    "single-soft-laplace": lambda n, s: simulate_single_node(
+        D, K, n, n_features=P, random_state=s, intervention="soft", noise="laplace"),
+    "multi-hard-laplace": lambda n, s: simulate_multi_node(
+        D, K, n, n_features=P, random_state=s, intervention="hard", noise="laplace"),
+    "creator-pure": lambda n, s: simulate(D, K, n, mixing="pure", indicators_per_latent=2,
+                                          measurement_noise=0.2, random_state=s),
+}
+
+#: What each method assumes, for the table.
+ASSUMES = {
+    "CREATOR": "weights and noise laws change across environments; non-Gaussian noise",
+    "LinCD": "observational env. + one single-node (hard) intervention per latent; 2nd moments",
+    "LSCALE-I (hard)": "observational env. + one hard single-node intervention per latent, "
+                       "environments ordered by target; Gaussian scores",
+    "LSCALE-I (soft)": "as LSCALE-I (hard), soft interventions: latents up to ancestors",
+    "GIN": "pure measurement model (>= 2 pure indicators per latent), one SEM",
+    "GIN (tests by variable)": "pure measurement model (>= 2 pure indicators per latent), one SEM",
+}
+
+
+def fit_creator_with_verdict(X_list, n_latent, random_state):
+    """CREATOR with defaults; its verdict (issue kinds, or "trusted") in ``info``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = CREATOR(n_latent, random_state=random_state).fit(X_list)
+    verdict = m.diagnostics_.get("quality") or {}
+    kinds = list(dict.fromkeys(i["kind"] for i in verdict.get("issues", [])))
+    return (m.adjacency_matrix_, m.latents_, list(m.causal_order_),
+            {"verdict": kinds or ["trusted"]})
+
+
+def _methods(names):
+    table = {**METHODS, "CREATOR": fit_creator_with_verdict}
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise SystemExit(f"unknown methods {unknown}; available: {list(table)}")
+    return {n: table[n] for n in names}
+
+
+def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0, out=None):
+    """All fits; with ``out``, the rows so far are rewritten to it after every fit."""
+    rows = []
+    for wname in workloads:
+        for seed in range(first_seed, first_seed + seeds):
+            sim = WORKLOADS[wname](n_samples, 50_000 + seed)
+            for mname, fit in methods.items():
+                row = {"workload": wname, "method": mname, "seed": seed, "n_samples": n_samples,
+                       "time_limit": time_limit}
+                try:
+                    result, secs = call_with_time_limit(fit, (sim.X, D, seed), {}, time_limit)
+                    adj, lat, order, *info = result
+                    row.update(status="ok", seconds=secs,
+                               info=json.dumps(info[0], default=str) if info else "",
+                               **score(sim.adjacency, sim.Y, adj, lat, order))
+                except FitTimeout as exc:
+                    row.update(status="timeout", error=str(exc))
+                except Exception as exc:  # a failed fit is a result
+                    row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+                rows.append(row)
+                if out is not None:
+                    pd.DataFrame(rows).to_csv(out, index=False)
+                print(json.dumps({k: row.get(k) for k in
+                                  ("workload", "method", "seed", "status", "mcc", "shd_corr",
+                                   "seconds", "info")}, default=str), flush=True)
+    return pd.DataFrame(rows)
+
+
+def summarise(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean SHD, MCC, LocR², median seconds per (workload, method); failures counted."""
+    df = df.copy()
+    for col in ("shd_corr", "mcc", "locr2", "seconds", "info"):
+        if col not in df:
+            df[col] = float("nan") if col != "info" else ""
+    ok = df[df.status == "ok"]
+    out = df[["workload", "method"]].drop_duplicates().set_index(["workload", "method"])
+    g = ok.groupby(["workload", "method"])
+    out = out.join(g.agg(fits=("seed", "size"), shd_corr=("shd_corr", "mean"),
+                         mcc=("mcc", "mean"), locr2=("locr2", "mean"),
+                         seconds=("seconds", "median")))
+    out["fits"] = out["fits"].fillna(0).astype(int)
+    out["not_ok"] = df[df.status != "ok"].groupby(["workload", "method"]).size()
+    out["not_ok"] = out["not_ok"].fillna(0).astype(int)
+    verdicts = {}
+    for key, sub in ok[ok.method == "CREATOR"].groupby(["workload", "method"]):
+        flagged = sum(json.loads(i)["verdict"] != ["trusted"] for i in sub["info"])
+        verdicts[key] = f"{flagged}/{len(sub)} flagged"
+    out["verdict"] = pd.Series(verdicts)
+    return out.reset_index()
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--n", type=int, default=2000, help="rows per environment")
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    ap.add_argument("--methods", nargs="+",
+                    default=["CREATOR", "LinCD", "LSCALE-I (hard)", "LSCALE-I (soft)",
+                             "GIN", "GIN (tests by variable)"])
+    ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per fit")
+    ap.add_argument("--out", default="benchmarks/results/peers/table.csv")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df = run(args.workloads, _methods(args.methods), args.seeds, args.n, args.time_limit,
+             args.first_seed, out)
+    summary = summarise(df)
+    summary.to_csv(out.with_name(out.stem + "_summary.csv"), index=False)
+    print(summary.to_string(index=False))
+    print(f"{len(df)} fits in {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
