@@ -222,3 +222,13 @@ def test_gin_by_variable_finds_the_three_clusters_of_causal_learns_case():
 def test_peers_are_registered():
     for name in ("LinCD", "LSCALE-I (hard)", "LSCALE-I (soft)", "GIN (tests by variable)"):
         assert name in METHODS
+
+
+def test_bench_lists_the_methods(capsys):
+    from creator_plugin.cli import main
+
+    assert main(["bench", "--list-methods"]) == 0
+    out = capsys.readouterr().out
+    for name in ("CREATOR", "LinCD", "LSCALE-I (hard)", "LSCALE-I (soft)",
+                 "GIN (tests by variable)"):
+        assert f"\n{name}" in f"\n{out}"

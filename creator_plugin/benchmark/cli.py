@@ -113,6 +113,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "LiNGAM baselines; also 'CREATOR (paper)' and GIN) or import "
                              "paths package.module:name; an unknown name lists the built-in "
                              "ones")
+    parser.add_argument("--list-methods", action="store_true",
+                        help="list the built-in methods, what each assumes and the extra it "
+                             "needs, then exit")
     parser.add_argument("--time-limit", nargs="+", default=None, metavar="SECONDS|NAME=SECONDS",
                         help="per-fit time limit for every method (one number) or for named "
                              "methods (GIN=120); a limited fit runs in its own process and is "
@@ -264,6 +267,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(build_parser().parse_args(argv))
 
 
+def _list_methods() -> None:
+    """Print every built-in method with the first line of its docstring and its extra."""
+    from .baselines import DEFAULT_METHODS, METHODS, REQUIRES
+
+    for name, fit in METHODS.items():
+        doc = (fit.__doc__ or "").strip().splitlines()
+        needs = f" [needs {REQUIRES[name]}: creator-plugin[bench]]" if name in REQUIRES else ""
+        default = " (default)" if name in DEFAULT_METHODS else ""
+        print(f"{name}{default}: {doc[0] if doc else ''}{needs}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark described by parsed ``creator bench`` arguments.
 
@@ -287,6 +301,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from ..output_dir import OutputDir, OutputDirError
 
+    if getattr(args, "list_methods", False):
+        _list_methods()
+        return 0
     try:  # checked now, not after hours of fits
         out = OutputDir(args.out, force=args.force,
                         inputs=[p for p in (getattr(args, "data", None),
