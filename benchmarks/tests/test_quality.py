@@ -2,12 +2,12 @@
 
 import pytest
 
-from creator_plugin.benchmark.dimension import (
+from select_n_latent import (
     dimension_cells,
     run_dimension_benchmark,
     summarize,
 )
-from creator_plugin.benchmark.verdict import (
+from quality import (
     instability_table,
     level_table,
     run_verdict_benchmark,

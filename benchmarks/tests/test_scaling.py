@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from creator_plugin.benchmark.scaling import scaling_figure, scaling_markdown, scaling_series
+from scaling import scaling_figure, scaling_markdown, scaling_series
 
 
 @pytest.mark.slow
