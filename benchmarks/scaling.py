@@ -86,7 +86,8 @@ def _run_child(directory: str, d: int, trace: bool, kwargs: dict) -> dict:
     spec = json.dumps({"dir": directory, "d": d, "trace": trace, "kwargs": kwargs})
     # the child imports this file by its folder, so it times the same code
     here = str(Path(__file__).resolve().parent)
-    code = f"import sys; sys.path.insert(0, {here!r}); from scaling import _child; _child(sys.argv[1])"
+    code = (f"import sys; sys.path.insert(0, {here!r}); "
+            "from scaling import _child; _child(sys.argv[1])")
     res = subprocess.run([sys.executable, "-c", code, spec], capture_output=True, text=True,
                          env={**os.environ, **_THREADS}, check=False)
     if res.returncode != 0:

@@ -22,7 +22,6 @@ TABLE = {**METHODS, "broken": _broken, "spy": _spy}
 
 def test_n_curve_cells_table_and_figure(tmp_path):
     import pandas as pd
-
     from accuracy_vs_n import (
         n_curve_failures,
         n_curve_figure,

@@ -1,18 +1,17 @@
 """The issue-13 benchmark code: the verdict's workloads and the n_latent grid."""
 
 import pytest
-
-from select_n_latent import (
-    dimension_cells,
-    run_dimension_benchmark,
-    summarize,
-)
 from quality import (
     instability_table,
     level_table,
     run_verdict_benchmark,
     summarize_hard,
     verdict_cells,
+)
+from select_n_latent import (
+    dimension_cells,
+    run_dimension_benchmark,
+    summarize,
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from scaling import scaling_figure, scaling_markdown, scaling_series
 
 
