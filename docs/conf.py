@@ -23,7 +23,8 @@ autodoc_default_options = {
     "members": True,
     "undoc-members": False,
     # scikit-learn's generated metadata-routing setters, DoWhy's own method docs
-    "exclude-members": "set_fit_request, set_transform_request, set_inverse_transform_request, estimate_effect",
+    "exclude-members": ("set_fit_request, set_transform_request, "
+                        "set_inverse_transform_request, estimate_effect"),
 }
 autodoc_typehints = "description"
 autodoc_mock_imports = ["torch", "transformers"]
