@@ -1,6 +1,6 @@
 """Accuracy of CREATOR against the rows per environment, for several d (K = d).
 
-Usage (the curves of BENCHMARKS.md)::
+Usage (the curves of the accuracy results page)::
 
     python benchmarks/accuracy_vs_n.py --ds 5 7 10 --ns 500 1000 2000 5000 --seeds 20 \
         --first-seed 1000 --csv benchmarks/results/accuracy_vs_n.csv \

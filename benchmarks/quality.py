@@ -1,4 +1,4 @@
-"""Calibration of the fit-quality verdict (issue 13, acceptance 2-4).
+"""Calibration of the fit-quality verdict.
 
 Usage (tuning block, then a fresh block)::
 
@@ -52,9 +52,9 @@ WORKLOADS = ("gaussian", "default", "homogeneous", "hard", "hard_setting2")
 def verdict_cells(workload: str) -> list[dict]:
     """The cells of a workload: ``{"workload", "d", "K"}``.
 
-    ``"gaussian"`` and ``"default"``: d in 2..5, K in {d, 2d} (issue 13,
-    acceptance 2). ``"homogeneous"``: d in 2..5, K = 4 (acceptance 3).
-    ``"hard"`` and ``"hard_setting2"``: d = K = 5 (acceptance 4).
+    ``"gaussian"`` and ``"default"``: d in 2..5, K in {d, 2d},
+    ``"homogeneous"``: d in 2..5, K = 4.
+    ``"hard"`` and ``"hard_setting2"``: d = K = 5.
     """
     if workload in ("gaussian", "default"):
         return [{"workload": workload, "d": d, "K": f * d} for d, f in product(range(2, 6), (1, 2))]

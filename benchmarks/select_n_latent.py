@@ -1,6 +1,6 @@
-"""Does select_n_latent find the simulator's d? (issue 13, acceptance 1)
+"""Does select_n_latent find the simulator's d?
 
-Usage (tuning seeds, then fresh seeds)::
+Usage (seeds that chose the settings, then fresh seeds)::
 
     python benchmarks/select_n_latent.py --first-seed 0 --seeds 20
     python benchmarks/select_n_latent.py --first-seed 1000 --seeds 20
@@ -35,7 +35,7 @@ def dimension_cells(
     features: Sequence[str] = ("d", "3d", "50"),
     noises: Sequence[float] = (0.0, 0.05, 0.1),
 ) -> list[dict]:
-    """The grid of issue 13's acceptance 1: d, K in {d, 2d}, p in {d, 3d, 50}, noise.
+    """The grid: d, K in {d, 2d}, p in {d, 3d, 50}, noise.
 
     ``features`` entries are ``"d"``, ``"3d"`` or a fixed number of columns
     (``"50"``, ``"1000"``).

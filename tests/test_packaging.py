@@ -132,9 +132,17 @@ def test_installed_wheel_imports_adapters_from_the_checkout_root(tmp_path):
     install and must still import the adapters."""
     # a non-editable install into its own folder, first on the path (the dependencies
     # come from this environment)
+    import shutil
+
+    source = tmp_path / "source"  # a copy: building writes build/ next to the sources
+    for name in ["creator_plugin", "adapters"]:
+        shutil.copytree(ROOT / name, source / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ["setup.py", "pyproject.toml", "README.md"]:
+        shutil.copy(ROOT / name, source / name)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--target", str(site), str(ROOT)],
+                    "--no-build-isolation", "--target", str(site), str(source)],
                    check=True, cwd=tmp_path)
     python, env = sys.executable, {**os.environ, "PYTHONPATH": str(site)}
     code = ("import creator_plugin.adapters as a, creator_plugin.adapters.graphs as g; "
