@@ -11,7 +11,10 @@ ADAPTERS = "creator_plugin.adapters"
 
 setup(
     packages=[
-        *find_packages(include=["creator_plugin", "creator_plugin.*"]),
+        # creator_plugin/adapters/ is the checkout's stand-in for adapters/ (its __init__
+        # says why); the wheel takes the real folder
+        *find_packages(include=["creator_plugin", "creator_plugin.*"],
+                       exclude=[ADAPTERS, f"{ADAPTERS}.*"]),
         ADAPTERS,
         *(f"{ADAPTERS}.{sub}" for sub in find_packages("adapters")),
     ],

@@ -39,7 +39,7 @@ class BootstrapResult:
     orders : ndarray (B, d)
         Aligned causal order of every resample.
     alignment_corr : ndarray (B, d)
-        |correlation| of every full-fit latent with its matched resample latent
+        absolute correlation of every full-fit latent with its matched resample latent
         (low values flag resamples whose features do not match).
     failures : list of (int, str)
         Resamples whose refit failed: their index among the ``n_sampling``

@@ -9,8 +9,8 @@ expose, so it calls ``creator_plugin._fit.fit_arrays`` (the numerics of
 ``CREATOR.fit``, same defaults; the quality verdict is skipped, which does
 not change the fit). Usage::
 
-    python benchmarks/results/issue17_diagnosis/noise_correspondence.py 10 2000 0 50 tuning.jsonl
-    python benchmarks/results/issue17_diagnosis/noise_correspondence.py 10 2000 1000 20 fresh.jsonl
+    python benchmarks/experiments/noise_correspondence.py 10 2000 0 50 tuning.jsonl
+    python benchmarks/experiments/noise_correspondence.py 10 2000 1000 20 fresh.jsonl
 """
 
 import json

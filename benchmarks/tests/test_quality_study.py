@@ -1,18 +1,17 @@
 """The issue-13 benchmark code: the verdict's workloads and the n_latent grid."""
 
 import pytest
-
-from creator_plugin.benchmark.dimension import (
-    dimension_cells,
-    run_dimension_benchmark,
-    summarize,
-)
-from creator_plugin.benchmark.verdict import (
+from quality import (
     instability_table,
     level_table,
     run_verdict_benchmark,
     summarize_hard,
     verdict_cells,
+)
+from select_n_latent import (
+    dimension_cells,
+    run_dimension_benchmark,
+    summarize,
 )
 
 
@@ -29,7 +28,7 @@ def test_verdict_cells():
 def test_hard_setting2_rows_and_re_decided_levels():
     rows = run_verdict_benchmark("hard_setting2", [29], n=1000)
     (row,) = rows
-    assert row["workload"] == "hard_setting2" and row["shd"] >= 3  # a wrong fit (tuning seed)
+    assert row["workload"] == "hard_setting2" and row["shd"] >= 3  # a wrong fit
     assert row["calibrated_disagreement"] >= 4.5 and "unreliable_order" in row["issues"]
     assert "hard_setting2 workload" in summarize_hard(rows)
     # Re-deciding the order check with levels nothing reaches unflags it.

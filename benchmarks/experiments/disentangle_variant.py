@@ -9,7 +9,7 @@ does not change the fit). One JSON line per fit: SHD, LocR², seconds and
 ``diagnostics_["disentangle"]``. The records beside this script:
 ``disentangle_tuning_seeds0-49.jsonl`` (d = 5, 7 at n = 1000, both modes;
 d = 10 at n = 2000, likelihood; the subspace d = 10 tuning fits are
-``../issue17_diagnosis/tuning_0-49.jsonl``) and ``disentangle_fresh.jsonl``
+``../disentangle_diagnosis/tuning_0-49.jsonl``) and ``disentangle_fresh.jsonl``
 (d = 10, n = 2000, seeds 1000-1059 and 2000-2019, both modes).
 """
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from creator_plugin.benchmark.scaling import scaling_figure, scaling_markdown, scaling_series
+from scaling import scaling_figure, scaling_markdown, scaling_series
 
 
 @pytest.mark.slow
