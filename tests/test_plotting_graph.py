@@ -16,13 +16,14 @@ from matplotlib.patches import FancyArrowPatch  # noqa: E402
 from creator_plugin import CREATOR, simulate  # noqa: E402
 from creator_plugin.plotting import plot_graph  # noqa: E402
 
-CASES = {"d3": (3, 4), "d11_k9": (11, 9), "d20": (20, 3)}
+CASES = {"d3": (3, 4), "d11_k9": (11, 9), "d20": (20, 20)}
 
 
-@pytest.fixture(scope="module", params=sorted(CASES))
+@pytest.fixture(scope="module", params=[
+    "d3", "d11_k9", pytest.param("d20", marks=pytest.mark.slow)])
 def fitted(request):
     d, K = CASES[request.param]
-    sim = simulate(d, K, 300, n_features=3 * d, random_state=1)
+    sim = simulate(d, K, 300, n_features=3 * d, weight_scale=0.5, random_state=1)
     cols = [f"m{j}_{'abcdefgh'[j % 8] * (1 + j % 3)}" for j in range(3 * d)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -110,3 +111,28 @@ def test_node_labels_name_top_loading_measurements(fitted):
         name, tops = t.get_text().split("\n")
         col = table[name].abs()
         assert tops.split(", ")[0] == str(col.idxmax())[:12]
+
+
+def test_bootstrap_probabilities_drawn():
+    from creator_plugin import bootstrap
+
+    sim = simulate(3, 4, 300, random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = CREATOR(n_latent=3, random_state=0)
+        model = est.fit(sim.X)
+        boot = bootstrap(sim.X, 4, estimator=CREATOR(n_latent=3, random_state=0),
+                         random_state=0)
+    fig = plot_graph(model, boot, min_probability=0.0001)
+    fig.canvas.draw()
+    P = np.asarray(boot.get_probabilities())
+    drawn = [(i, j) for i, j in zip(*np.nonzero(P >= 0.0001)) if i != j]
+    arrows = [p for p in fig.axes[0].patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == len(drawn)
+    (hax,) = [ax for ax in fig.axes if ax.get_gid() == "edge heatmap"]
+    np.testing.assert_allclose(np.asarray(hax.images[0].get_array())[:, 0],
+                               [P[i, j] for i, j in drawn])
+    # Edges absent from the full fit are dashed.
+    for a in arrows:
+        i, j = (int(s) for s in a.get_gid().removeprefix("edge ").split("->"))
+        assert (a.get_linestyle() == "-") == bool(model.adjacency_matrix_[i, j])
