@@ -25,7 +25,9 @@ MARKERS = ["IL6", "TNF", "CRP", "IL1B", "IL10", "IFNG", "CXCL8", "CCL2", "VEGFA"
 
 
 def render(d: int, K: int, n: int, seed: int, name: str) -> Path:
-    sim = simulate(d, K, n, n_features=3 * d, random_state=seed)
+    # Each latent drives three measurements of its own, so the node labels can be checked.
+    sim = simulate(d, K, n, mixing="pure", indicators_per_latent=3, measurement_noise=0.1,
+                   random_state=seed)
     cols = MARKERS[: 3 * d]
     frames = [pd.DataFrame(x, columns=cols) for x in sim.X]
     model = CREATOR(n_latent=d, random_state=seed).fit(frames)
