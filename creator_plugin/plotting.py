@@ -38,15 +38,38 @@ def _layers(adjacency: np.ndarray) -> dict[int, int]:
     return layer
 
 
+def _node_labels(model, labels: list[str], n_top: int) -> list[str]:
+    """``L3`` plus its ``n_top`` measurements of largest absolute pattern loading."""
+    if n_top <= 0:
+        return list(labels)
+    table = loadings(model, kind="pattern")
+    values = np.nan_to_num(np.abs(table.to_numpy()), nan=-1.0)
+    out = []
+    for i, lab in enumerate(labels):
+        order = np.argsort(-values[:, i], kind="stable")[:n_top]
+        # Long column names would widen every slot of the layout; 12 characters name a column.
+        tops = [str(table.index[r])[:12] for r in order]
+        out.append(f"{lab}\n{', '.join(tops)}")
+    return out
+
+
 def plot_graph(
     model,
     bootstrap=None,
     *,
     names: Sequence[str] | None = None,
     min_probability: float = 0.1,
+    n_top: int = 2,
     ax=None,
 ):
-    """Draw the recovered latent DAG, causes on the left.
+    """Draw the recovered latent DAG by topological layers, causes on top.
+
+    Every edge points downward to a later layer and carries an arrowhead.
+    Each node is labelled with its name and the measurements that load most
+    on it (largest absolute standardised pattern loading). Beside the graph
+    a heatmap shows, for every edge (rows), its SEM weight in every
+    environment (columns, diverging colours centred at 0); with a bootstrap
+    result it shows every drawn edge's probability instead.
 
     Parameters
     ----------
@@ -54,18 +77,17 @@ def plot_graph(
     bootstrap : BootstrapResult, optional
         From :func:`creator_plugin.bootstrap` on the same data and estimator
         settings. If given, every edge seen in at least ``min_probability``
-        of the resamples is drawn (dashed when absent from the full fit),
-        labelled with its probability and drawn with a width that grows
-        with it. Otherwise the edges of the fit are drawn, labelled with
-        their SEM weight in every environment (``w1 / w2 / ...``, in the
-        order of ``environment_labels_``) and with widths that grow with the
-        mean absolute weight.
+        of the resamples is drawn (dashed when absent from the full fit)
+        with a width that grows with its probability.
     names : list of str, optional
         Latent names (default ``L1..Ld`` or the result's ``node_names``).
     min_probability : float, default=0.1
         With ``bootstrap``: the least probability of an edge to draw.
+    n_top : int, default=2
+        Measurements named under each latent (0: the latent's name only).
     ax : matplotlib Axes, optional
-        Where to draw (default: a new figure).
+        Where to draw the graph (default: a new figure); the heatmap goes
+        in an inset to its right.
 
     Returns
     -------
@@ -73,7 +95,10 @@ def plot_graph(
     """
     plt = _pyplot()
     est = _estimator(model)
-    labels = latent_names(model, names)
+    if isinstance(n_top, bool) or not isinstance(n_top, (int, np.integer)) or n_top < 0:
+        raise ValueError(f"n_top must be a non-negative integer; got {n_top!r}.")
+    short = latent_names(model, names)
+    labels = _node_labels(model, short, int(n_top))
     A = np.asarray(est.adjacency_matrix_, dtype=int)
     d = A.shape[0]
     if bootstrap is not None:
@@ -81,59 +106,106 @@ def plot_graph(
         P = np.asarray(bootstrap.get_probabilities(), dtype=float)
         if P.shape != (d, d):
             raise ValueError(f"bootstrap has {P.shape[0]} latents; the model has {d}.")
-        edges = [(i, j) for i, j in zip(*np.nonzero(P >= min_probability)) if i != j]
+        edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(P >= min_probability)) if i != j]
         strength = {(i, j): P[i, j] for i, j in edges}
-        text = {(i, j): f"{P[i, j]:.2f}" for i, j in edges}
+        table = np.array([[P[i, j]] for i, j in edges]).reshape(len(edges), 1)
+        columns = ["P(edge)"]
         title = "Latent DAG: bootstrap edge probabilities"
     else:
-        edges = [tuple(e) for e in np.argwhere(A)]
+        edges = [(int(i), int(j)) for i, j in np.argwhere(A)]
         W = np.stack(est.weights_)
         strength = {(i, j): float(np.mean(np.abs(W[:, i, j]))) for i, j in edges}
-        top = max(strength.values(), default=1.0)
+        top = max(strength.values(), default=1.0) or 1.0
         strength = {e: s / top for e, s in strength.items()}
-        text = {(i, j): " / ".join(f"{w:.2f}" for w in W[:, i, j]) for i, j in edges}
-        title = "Latent DAG: weight in each environment\n(" + " / ".join(
-            str(lab) for lab in est.environment_labels_) + ")"
-    g = nx.DiGraph()
-    g.add_nodes_from(range(d))
-    g.add_edges_from(edges)
-    pos, n_layers, height = _positions(A)
+        table = np.array([W[:, i, j] for i, j in edges]).reshape(len(edges), W.shape[0])
+        columns = [str(lab) for lab in est.environment_labels_]
+        title = "Latent DAG and edge weights per environment"
+    # Layers of the drawn graph (bootstrap edges may add order the fit lacks;
+    # a cyclic set of bootstrap edges falls back to the fit's layers).
+    drawn = np.zeros_like(A)
+    for i, j in edges:
+        drawn[i, j] = 1
+    try:
+        pos, n_layers, width = _positions(drawn)
+    except nx.NetworkXUnfeasible:
+        pos, n_layers, width = _positions(A)
+    longest = max(len(line) for lab in labels for line in lab.split("\n"))
+    slot_w = max(1.2, 0.075 * longest + 0.4)  # inches per node, from the label's length
+    slot_h = 1.05 if n_top else 0.8
+    graph_w = slot_w * width + 0.4
+    graph_h = slot_h * n_layers + 0.3
+    heat_w = 0.9 + 0.32 * len(columns) + 0.065 * max(len(e) for e in ["weight"] + [
+        f"{short[i]} -> {short[j]}" for i, j in edges])
+    heat_h = 0.17 * max(len(edges), 1) + 1.4
     if ax is None:
-        fig, ax = plt.subplots(figsize=(1.0 + 2.6 * n_layers, 1.4 + 1.3 * height))
+        fig = plt.figure(figsize=(graph_w + heat_w + 0.6, max(graph_h, heat_h) + 0.6),
+                         layout="constrained")
+        gs = fig.add_gridspec(1, 2, width_ratios=[graph_w, heat_w])
+        ax = fig.add_subplot(gs[0, 0])
+        hax = fig.add_subplot(gs[0, 1])
+        fig.suptitle(title, fontsize=11)
     else:
         fig = ax.figure
-    nx.draw_networkx_nodes(g, pos, ax=ax, node_size=1400, node_color="#dbe8f5",
-                           edgecolors="#2b5d8a")
-    nx.draw_networkx_labels(g, pos, labels=dict(enumerate(labels)), ax=ax, font_size=11)
-    for (i, j) in edges:
-        # Edges that skip a layer bend, so they do not run through the nodes between.
-        style = f"arc3,rad={0.0 if abs(pos[j][0] - pos[i][0]) <= 1 else 0.3}"
-        nx.draw_networkx_edges(
-            g, pos, edgelist=[(i, j)], ax=ax, width=1.0 + 4.0 * strength[(i, j)],
-            style="solid" if A[i, j] else "dashed", arrowsize=18, node_size=1400,
-            connectionstyle=style, edge_color="#333333",
-        )
-        nx.draw_networkx_edge_labels(g, pos, edge_labels={(i, j): text[(i, j)]}, ax=ax,
-                                     font_size=8, connectionstyle=style)
-    ax.set_xlim(-0.5, n_layers - 0.5)
-    ax.set_ylim(-0.5 - 0.5 * height, 0.5 + 0.5 * height)
-    ax.set_title(title, fontsize=10)
+        hax = ax.inset_axes([1.08, 0.0, 0.35, 1.0])
+        ax.set_title(title, fontsize=10)
+    ax.set_xlim(-0.5, width - 0.5)
+    ax.set_ylim(-(n_layers - 0.5), 0.5)
     ax.set_axis_off()
-    fig.tight_layout()
+    boxes = {}
+    for node, (x, y) in pos.items():
+        boxes[node] = ax.text(
+            x, y, labels[node], ha="center", va="center", fontsize=8, zorder=3,
+            bbox=dict(boxstyle="round,pad=0.35", fc="#dbe8f5", ec="#2b5d8a"))
+    from matplotlib.patches import FancyArrowPatch
+
+    for i, j in edges:
+        # Edges that skip a layer or stay in one bend, so they miss the nodes in between.
+        span = pos[i][1] - pos[j][1]
+        rad = 0.0 if span == 1 and abs(pos[i][0] - pos[j][0]) <= 1 else 0.25
+        arrow = FancyArrowPatch(
+            pos[i], pos[j], patchA=boxes[i].get_bbox_patch(), patchB=boxes[j].get_bbox_patch(),
+            arrowstyle="-|>", mutation_scale=14, connectionstyle=f"arc3,rad={rad}",
+            lw=0.8 + 2.5 * strength[(i, j)], color="#333333", zorder=2,
+            linestyle="-" if A[i, j] else "--", shrinkA=1, shrinkB=1)
+        arrow.set_gid(f"edge {i}->{j}")
+        ax.add_patch(arrow)
+    _edge_heatmap(fig, hax, table, [f"{short[i]} -> {short[j]}" for i, j in edges], columns,
+                  bootstrap is not None)
     return fig
 
 
+def _edge_heatmap(fig, hax, table, rows, columns, probability: bool) -> None:
+    """Edges x environments (or x probability) heatmap with labelled axes and a colour bar."""
+    if not rows:
+        hax.set_axis_off()
+        hax.text(0.5, 0.5, "no edges", ha="center", va="center", transform=hax.transAxes)
+        return
+    if probability:
+        image = hax.imshow(table, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        label = "edge probability"
+    else:
+        top = float(np.max(np.abs(table))) or 1.0
+        image = hax.imshow(table, cmap="RdBu_r", vmin=-top, vmax=top, aspect="auto")
+        label = "SEM weight"
+    hax.set_gid("edge heatmap")
+    hax.set_yticks(range(len(rows)), rows, fontsize=7)
+    hax.set_xticks(range(len(columns)), columns, fontsize=7, rotation=90)
+    hax.set_xlabel("environment" if not probability else "")
+    hax.set_ylabel("edge")
+    fig.colorbar(image, ax=hax, label=label, shrink=0.8)
+
+
 def _positions(adjacency: np.ndarray) -> tuple[dict[int, tuple[float, float]], int, int]:
-    """Node positions: x the layer (longest path into the node), nodes of a layer stacked."""
+    """Node positions: y = -layer (roots on top), the nodes of a layer side by side."""
     layer = _layers(adjacency)
     n_layers = max(layer.values()) + 1
     members = [[n for n in sorted(layer) if layer[n] == k] for k in range(n_layers)]
-    height = max(len(m) for m in members)
+    width = max(len(m) for m in members)
     pos = {}
     for k, nodes in enumerate(members):
         for r, node in enumerate(nodes):
-            pos[node] = (float(k), (len(nodes) - 1) / 2 - r)
-    return pos, n_layers, height
+            pos[node] = ((width - 1) / 2 - (len(nodes) - 1) / 2 + r, -float(k))
+    return pos, n_layers, width
 
 
 def plot_loadings(
