@@ -1,0 +1,87 @@
+"""The workload zoo: named families of simulated data, and their use in ``creator bench``."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from creator_plugin import simulate
+from creator_plugin.benchmark.grid import run_one
+from creator_plugin.benchmark.workloads import simulation_cells
+from creator_plugin.simulation import FAMILIES, FLAG_FAMILIES, simulate_family
+
+
+def test_simulate_unchanged_for_existing_arguments():
+    # numbers recorded before the zoo was added: the zoo must not touch simulate's stream
+    s = simulate(random_state=0)
+    assert s.X[0][0, 0] == pytest.approx(-0.5511518780724483, abs=1e-12)
+    s = simulate(4, 3, 200, setting=2, measurement_noise=0.1, n_features=6, random_state=7)
+    assert s.X[2].sum() == pytest.approx(-21.294539944306194, abs=1e-9)
+    assert s.X[0][3, 5] == pytest.approx(1.0605738256529198, abs=1e-12)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_family_is_a_consistent_linear_sem(family):
+    sim = simulate_family(family, 4, 3, 400, random_state=1)
+    assert sim.params["family"] == family
+    d = 4
+    A = sim.adjacency
+    assert A.shape == (d, d) and np.all(np.diag(A) == 0)
+    pos = {v: i for i, v in enumerate(sim.causal_order)}
+    for i, j in zip(*np.nonzero(A)):
+        assert pos[i] < pos[j]
+    for k in range(3):
+        # the structural equations hold exactly and x = H y (up to measurement noise)
+        Yk, Wk, Om, Zk = sim.Y[k], sim.W[k], sim.Omega[k], sim.Z[k]
+        np.testing.assert_allclose(Yk, Yk @ Wk + Zk @ Om, atol=1e-8)
+        assert np.all(Wk[A == 0] == 0)
+        if sim.params["measurement_noise"] == 0:
+            np.testing.assert_allclose(sim.X[k], Yk @ sim.H.T, atol=1e-8)
+    # reproducible from the seed, different for another seed
+    again = simulate_family(family, 4, 3, 400, random_state=1)
+    np.testing.assert_array_equal(again.X[0], sim.X[0])
+    assert not np.array_equal(simulate_family(family, 4, 3, 400, random_state=2).X[0], sim.X[0])
+
+
+def test_family_specific_laws():
+    m = simulate_family("measured", 3, 2, 300, random_state=0)
+    assert m.X[0].shape == (300, 12)
+    assert not np.allclose(m.X[0], m.Y[0] @ m.H.T)
+    u = simulate_family("unequal_n", 3, 6, 1000, random_state=0)
+    sizes = [x.shape[0] for x in u.X]
+    assert all(300 <= s <= 3000 for s in sizes) and len(set(sizes)) > 1
+    s = simulate_family("signed_weights", 5, 4, 50, random_state=0)
+    w = np.concatenate([Wk[s.adjacency == 1] for Wk in s.W])
+    assert np.all((np.abs(w) >= 0.5) & (np.abs(w) <= 1.5)) and (w < 0).any() and (w > 0).any()
+    p = simulate_family("paper", 5, 4, 50, random_state=0)
+    weak = simulate_family("weak_weights", 5, 4, 50, random_state=0)
+    for Wp, Ww in zip(p.W, weak.W):
+        np.testing.assert_allclose(Ww, 0.1 * Wp)  # same stream, weights scaled
+    wide = simulate_family("wide_scales", 5, 20, 50, random_state=0)
+    scales = np.array([np.diag(o) for o in wide.Omega])
+    assert scales.min() >= 0.25 and scales.max() <= 2.0
+    assert (scales.max(axis=0) / scales.min(axis=0)).max() > 4
+    disc = simulate_family("discrete_noise", 4, 3, 500, random_state=0)
+    assert max(len(np.unique(z)) for z in disc.Z[0].T) <= 30
+    heavy = simulate_family("heavy_tails", 6, 30, 2000, random_state=0)
+    assert any(law.startswith("student_t") for laws in heavy.noise_laws for law in laws)
+    near = simulate_family("near_gaussian", 4, 3, 20000, random_state=0)
+    assert max(abs(stats.kurtosis(z)) for z in near.Z[0].T) < 1.5
+
+
+def test_bad_family_arguments():
+    with pytest.raises(ValueError, match="family must be one of"):
+        simulate_family("nope")
+    with pytest.raises(ValueError, match="n_features"):
+        simulate_family("paper", 5, 3, 100, n_features=3)
+    with pytest.raises(ValueError, match="n_latent"):
+        simulate_family("paper", 0, 3, 100)
+    assert set(FLAG_FAMILIES) - {"interventional"} <= set(FAMILIES)
+
+
+def test_family_cells_run_in_the_benchmark_grid():
+    cells = simulation_cells([3], Ks=[3], ns=[300], families=["paper", "discrete_noise"])
+    assert [c["family"] for c in cells] == ["paper", "discrete_noise"]
+    row = run_one("CREATOR", cells[0], 0)
+    assert row["status"] == "ok" and row["family"] == "paper"
+    with pytest.raises(ValueError, match="unknown family"):
+        simulation_cells([3], families=["nope"])
