@@ -42,6 +42,7 @@ BAR_FAMILIES = ("paper", "heavy_tails", "wide_scales", "signed_weights", "measur
 FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise")
 TUNING_SEEDS = range(0, 100)
 FIRST_EVALUATION_SEED = 10000
+RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
 
 
 def data_of(simulator: str, family: str, d: int, K: int, n: int, seed: int):
@@ -81,7 +82,7 @@ def fit_one(simulator: str, family: str, d: int, K: int, n: int, seed: int,
 
 
 def run(args: argparse.Namespace) -> None:
-    out = Path(args.out or f"benchmarks/results/zoo/{args.simulator}_d{args.d}.jsonl")
+    out = Path(args.out or RESULTS / f"{args.simulator}_d{args.d}.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     params = json.loads(args.params) if args.params else {}
     key = json.dumps(params, sort_keys=True)
