@@ -85,3 +85,17 @@ def test_family_cells_run_in_the_benchmark_grid():
     assert row["status"] == "ok" and row["family"] == "paper"
     with pytest.raises(ValueError, match="unknown family"):
         simulation_cells([3], families=["nope"])
+
+
+def test_bench_cli_family_option(tmp_path):
+    from creator_plugin.benchmark.cli import main
+
+    out = tmp_path / "bench"
+    rc = main(["--family", "weak_weights", "--d", "3", "--K", "2", "--n", "200", "--seeds", "1",
+               "--methods", "CREATOR", "--out", str(out), "--no-figures", "--no-progress"])
+    assert rc == 0
+    text = (out / "results.csv").read_text()
+    assert "weak_weights" in text
+    assert "| family |" in (out / "summary.md").read_text()
+    assert main(["--family", "nope", "--d", "3", "--out", str(tmp_path / "x"),
+                 "--no-progress"]) != 0
