@@ -34,7 +34,10 @@ from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, fit_one
 DEFAULT_GRID = {"prune_threshold": ["auto", 0.15, 0.25], "n_refine": [3, 0], "polish": [True]}
 
 
-def configurations(grid: dict) -> list[dict]:
+def configurations(grid: dict | list) -> list[dict]:
+    """Every combination of a ``{knob: [values]}`` grid, or a list of configurations as given."""
+    if isinstance(grid, list):
+        return [dict(c) for c in grid]
     keys = sorted(grid)
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
@@ -50,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--d", type=int, default=5)
     parser.add_argument("--K", type=int, default=None)
     parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--grid", default=None, help="JSON {knob: [values]}; default DEFAULT_GRID")
+    parser.add_argument("--grid", default=None, help="JSON {knob: [values]} (every combination) or a list of "
+                        "configurations [{knob: value}, ...]; default DEFAULT_GRID")
     parser.add_argument("--cache", default=str(RESULTS / "tuning.jsonl"))
     args = parser.parse_args(argv)
 
