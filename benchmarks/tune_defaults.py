@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--d", type=int, default=5)
     parser.add_argument("--K", type=int, default=None)
     parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--grid", default=None, help="JSON {knob: [values]} (every combination) or a list of "
+    parser.add_argument("--grid", default=None,
+                        help="JSON {knob: [values]} (every combination) or a list of "
                         "configurations [{knob: value}, ...]; default DEFAULT_GRID")
     parser.add_argument("--cache", default=str(RESULTS / "tuning.jsonl"))
     args = parser.parse_args(argv)
