@@ -99,3 +99,45 @@ def test_bench_cli_family_option(tmp_path):
     assert "| family |" in (out / "summary.md").read_text()
     assert main(["--family", "nope", "--d", "3", "--out", str(tmp_path / "x"),
                  "--no-progress"]) != 0
+
+
+def _independent_simulator():
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "independent_simulator.py"
+    tree = ast.parse(path.read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    spec = importlib.util.spec_from_file_location("independent_simulator", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, imported
+
+
+def test_independent_simulator_is_independent_and_consistent():
+    module, imported = _independent_simulator()
+    # written apart from the package: it must not use the package at all
+    assert not any(name.startswith("creator_plugin") for name in imported)
+    assert set(module.FAMILIES) == set(FAMILIES)
+    for family in module.FAMILIES:
+        data = module.simulate(family, 4, 3, 500, seed=3)
+        A = data.adjacency
+        pos = {v: i for i, v in enumerate(data.order)}
+        assert all(pos[i] < pos[j] for i, j in zip(*np.nonzero(A)))
+        for Xk, Yk in zip(data.X, data.latents):
+            # every latent is a linear function of its parents plus a noise
+            # independent of (uncorrelated with) the parents
+            for j in range(4):
+                pa = np.nonzero(A[:, j])[0]
+                if len(pa):
+                    coef, *_ = np.linalg.lstsq(Yk[:, pa], Yk[:, j], rcond=None)
+                    resid = Yk[:, j] - Yk[:, pa] @ coef
+                    assert np.linalg.norm(resid) > 1e-3
+            if family != "measured":
+                # x = H y exactly: X lies in the column space of the latents
+                coef, *_ = np.linalg.lstsq(Yk, Xk, rcond=None)
+                np.testing.assert_allclose(Yk @ coef, Xk, atol=1e-8)
+        again = module.simulate(family, 4, 3, 500, seed=3)
+        np.testing.assert_array_equal(again.X[1], data.X[1])
