@@ -112,7 +112,11 @@ def _independent_simulator():
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     spec = importlib.util.spec_from_file_location("independent_simulator", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    import sys
+
+    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up
+    spec.loader.exec_module(sys.modules[spec.name])
+    module = sys.modules[spec.name]
     return module, imported
 
 
