@@ -11,6 +11,7 @@ right order, the failure is in the stochastic candidates (ICA restarts), not
 in the score or the data.
 
     OMP_NUM_THREADS=1 python benchmarks/experiments/d10_outliers.py > out.jsonl
+    OMP_NUM_THREADS=1 python benchmarks/experiments/d10_outliers.py --states=1 1017 >> out.jsonl
 """
 
 from __future__ import annotations
@@ -47,10 +48,14 @@ def first_wrong_step(sim, model) -> tuple[int | None, list[int], list[float]]:
 
 
 def main() -> None:
-    seeds = [int(s) for s in sys.argv[1:]] or OUTLIERS + GOOD
+    args = sys.argv[1:]
+    n_states = 3
+    if args and args[0].startswith("--states="):
+        n_states = int(args.pop(0).split("=")[1])
+    seeds = [int(s) for s in args] or OUTLIERS + GOOD
     for seed in seeds:
         sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=seed)
-        for rs in (seed, seed + 100_000, seed + 200_000):
+        for rs in (seed, seed + 100_000, seed + 200_000)[:n_states]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 m = CREATOR(10, random_state=rs).fit(sim.X)
