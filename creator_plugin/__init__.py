@@ -16,7 +16,7 @@ from . import metrics
 from .bootstrap import BootstrapResult, bootstrap
 from .dimension import DimensionSelection, select_n_latent
 from .estimator import CREATOR, FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
-from .simulation import Simulation, simulate, simulate_dask
+from .simulation import Simulation, simulate, simulate_dask, simulate_family
 
 __all__ = [
     "CREATOR",
@@ -27,6 +27,7 @@ __all__ = [
     "Simulation",
     "simulate",
     "simulate_dask",
+    "simulate_family",
     "metrics",
     "bootstrap",
     "BootstrapResult",

@@ -15,6 +15,9 @@ __all__ = [
     "simulate_dask",
     "WEIGHT_DISTRIBUTIONS",
     "NOISE_DISTRIBUTIONS",
+    "FAMILIES",
+    "FLAG_FAMILIES",
+    "simulate_family",
 ]
 
 # The paper's Table "Distributions and their parameters" for the edge weights.
@@ -354,3 +357,271 @@ def _draw(law: str, rng: np.random.Generator, n: int) -> np.ndarray:
         beta = float(law[len("gennorm"):])
         return stats.gennorm.rvs(beta, size=n, random_state=rng)
     return NOISE_DISTRIBUTIONS[law](rng, n)
+
+
+# ---------------------------------------------------------------------------
+# The workload zoo: named families of the paper's model with other noise laws,
+# weights, scales, measurements and sample sizes. Each family is a function
+# ``fn(n_latent, n_environments, n_samples, *, n_features=None,
+# random_state=None) -> Simulation``; ``FAMILIES`` maps names to them.
+# ---------------------------------------------------------------------------
+
+# Noise laws of the ``paper`` family (each standardised after drawing).
+_PAPER_NOISES = {
+    "laplace": lambda rng, n: rng.laplace(0.0, 1.0, n),
+    "uniform": lambda rng, n: rng.uniform(-1.0, 1.0, n),
+    "exponential": lambda rng, n: rng.exponential(1.0, n),
+    "gumbel": lambda rng, n: rng.gumbel(0.0, 1.0, n),
+    "chi2_1": lambda rng, n: rng.chisquare(1, n),
+    "beta": lambda rng, n: rng.beta(0.5, 0.5, n),
+    "gamma2": lambda rng, n: rng.gamma(2.0, 1.0, n),
+    "bimodal": lambda rng, n: rng.choice([-1.0, 1.0], n) + 0.3 * rng.standard_normal(n),
+}
+_HEAVY_NOISES = {
+    **_PAPER_NOISES,
+    "student_t3": lambda rng, n: rng.standard_t(3, n),
+    "student_t4": lambda rng, n: rng.standard_t(4, n),
+    "student_t5": lambda rng, n: rng.standard_t(5, n),
+}
+# Close to Gaussian: the identifiability of the order fades (flag, not fit).
+_NEAR_GAUSSIAN_NOISES = {
+    "gennorm2.5": lambda rng, n: stats.gennorm.rvs(2.5, size=n, random_state=rng),
+    "student_t10": lambda rng, n: rng.standard_t(10, n),
+    "student_t15": lambda rng, n: rng.standard_t(15, n),
+    "student_t20": lambda rng, n: rng.standard_t(20, n),
+}
+# Few distinct values: ties break the continuous-noise assumption (flag, not fit).
+_DISCRETE_NOISES = {
+    "poisson1": lambda rng, n: rng.poisson(1.0, n).astype(float),
+    "three_valued": lambda rng, n: rng.integers(-1, 2, n).astype(float),
+    "binary": lambda rng, n: rng.integers(0, 2, n).astype(float),
+    "four_valued": lambda rng, n: rng.choice([0.0, 1.0, 2.0, 5.0], n),
+}
+
+
+def _paper_weights(rng: np.random.Generator, A: np.ndarray) -> tuple[np.ndarray, str]:
+    names = list(WEIGHT_DISTRIBUTIONS)
+    law = names[rng.integers(len(names))]
+    return A * WEIGHT_DISTRIBUTIONS[law](rng, A.shape), law
+
+
+def _signed_weights(rng: np.random.Generator, A: np.ndarray) -> tuple[np.ndarray, str]:
+    M = rng.uniform(0.5, 1.5, A.shape) * rng.choice([-1.0, 1.0], A.shape)
+    return A * M, "signed_uniform(0.5,1.5)"
+
+
+def _zoo(
+    family: str,
+    n_latent: int,
+    n_environments: int,
+    n_samples: int | list[int],
+    *,
+    n_features: int | None,
+    random_state,
+    noises: dict,
+    weights=_paper_weights,
+    weight_scale: float = 1.0,
+    scales=None,
+    measurement_noise: float = 0.0,
+    edge_prob: float = 0.5,
+) -> Simulation:
+    """Shared generator of the zoo: one random DAG, K environments, Gaussian mixing."""
+    rng = as_generator(random_state)
+    d, K = int(n_latent), int(n_environments)
+    if d < 1 or K < 1:
+        raise ValueError(
+            f"n_latent and n_environments must be >= 1, got {n_latent!r} and {n_environments!r}."
+        )
+    p = d if n_features is None else int(n_features)
+    if p < d:
+        raise ValueError(f"n_features={p} must be >= n_latent={d}.")
+    sizes = [int(n_samples)] * K if np.isscalar(n_samples) else [int(s) for s in n_samples]
+    if len(sizes) != K or min(sizes) < 2:
+        raise ValueError("n_samples must be an int >= 2 or a list of one such int per environment.")
+    perm = rng.permutation(d)
+    A = np.zeros((d, d), dtype=int)
+    A[np.ix_(perm, perm)] = np.triu(rng.random((d, d)) < edge_prob, k=1)
+    H = rng.standard_normal((p, d))
+    names = list(noises)
+    if scales is None:
+        scales = lambda rng, K, d: rng.uniform(0.5, 2.0, (K, d))  # noqa: E731
+    omegas = scales(rng, K, d)
+    W, Om, Y, Z, X, laws, wlaws = [], [], [], [], [], [], []
+    for k in range(K):
+        Wk, wl = weights(rng, A)
+        Wk = Wk * weight_scale
+        omega = np.diag(omegas[k])
+        lk = [names[j] for j in rng.integers(len(names), size=d)]
+        Zk = np.column_stack([_standardise(noises[law](rng, sizes[k])) for law in lk])
+        Yk = Zk @ omega @ np.linalg.inv(np.eye(d) - Wk)
+        Xk = Yk @ H.T
+        if measurement_noise > 0:
+            Xk = Xk + rng.standard_normal(Xk.shape) * measurement_noise * Xk.std(axis=0)
+        W.append(Wk)
+        Om.append(omega)
+        Y.append(Yk)
+        Z.append(Zk)
+        X.append(Xk)
+        laws.append(lk)
+        wlaws.append(wl)
+    params = dict(
+        family=family, n_latent=d, n_environments=K, n_samples=sizes, n_features=p,
+        edge_prob=edge_prob, weight_scale=weight_scale, measurement_noise=measurement_noise,
+    )
+    return Simulation(X, A, W, Om, H, Y, Z, [int(v) for v in perm], laws, wlaws, params)
+
+
+def family_paper(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                 random_state=None) -> Simulation:
+    """The paper's workload with a wider choice of noise laws.
+
+    Erdos-Renyi DAG (edge probability 0.5), weights of each environment from
+    one law of the paper's weight table (:data:`WEIGHT_DISTRIBUTIONS`),
+    noise law drawn per (environment, node) from Laplace, uniform,
+    exponential, Gumbel, chi-squared(1), Beta(0.5, 0.5), Gamma(2) and the
+    bimodal ``+-1 + 0.3 N(0, 1)``; noise scales ``U(0.5, 2)``; standard
+    normal mixing, ``p = d`` unless ``n_features`` is given.
+    """
+    return _zoo("paper", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_PAPER_NOISES)
+
+
+def family_heavy_tails(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                       random_state=None) -> Simulation:
+    """As ``paper``, with Student t noise (3, 4 or 5 degrees of freedom) among the laws."""
+    return _zoo("heavy_tails", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_HEAVY_NOISES)
+
+
+def _wide(rng: np.random.Generator, K: int, d: int) -> np.ndarray:
+    # log-uniform on [0.25, 2]: the ratio of a node's scales across
+    # environments reaches 8
+    return np.exp(rng.uniform(np.log(0.25), np.log(2.0), (K, d)))
+
+
+def family_wide_scales(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                       random_state=None) -> Simulation:
+    """As ``paper``, with noise scales log-uniform on [0.25, 2] (ratios up to 8).
+
+    The ratio of one node's noise scales across environments reaches 8.
+    """
+    return _zoo("wide_scales", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_PAPER_NOISES, scales=_wide)
+
+
+def family_signed_weights(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                          random_state=None) -> Simulation:
+    """As ``paper``, with every weight ``+-U(0.5, 1.5)`` (random sign) redrawn per environment."""
+    return _zoo("signed_weights", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_PAPER_NOISES, weights=_signed_weights)
+
+
+def family_measured(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                    random_state=None) -> Simulation:
+    """As ``paper``, with ``p = 4 d`` measurements (unless ``n_features`` is given) and
+    Gaussian measurement noise of 5% of each column's SD."""
+    p = 4 * int(n_latent) if n_features is None else n_features
+    return _zoo("measured", n_latent, n_environments, n_samples, n_features=p,
+                random_state=random_state, noises=_PAPER_NOISES, measurement_noise=0.05)
+
+
+def family_unequal_n(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                     random_state=None) -> Simulation:
+    """As ``paper``, with environment sizes drawn uniformly from ``[0.3 n, 3 n]``
+    (300 to 3000 rows for ``n_samples=1000``); a list ``n_samples`` is used as given."""
+    rng = as_generator(random_state)
+    if np.isscalar(n_samples):
+        n = int(n_samples)
+        sizes = [int(s) for s in rng.integers(int(0.3 * n), 3 * n + 1, int(n_environments))]
+    else:
+        sizes = list(n_samples)
+    return _zoo("unequal_n", n_latent, n_environments, sizes, n_features=n_features,
+                random_state=rng, noises=_PAPER_NOISES)
+
+
+def family_near_gaussian(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                         random_state=None) -> Simulation:
+    """As ``paper``, with nearly Gaussian noise: generalised normal (shape 2.5) or
+    Student t with 10, 15 or 20 degrees of freedom. CREATOR's order is barely
+    identifiable here; a fit should be flagged rather than trusted."""
+    return _zoo("near_gaussian", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_NEAR_GAUSSIAN_NOISES)
+
+
+def family_weak_weights(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                        random_state=None) -> Simulation:
+    """As ``paper``, with every weight multiplied by 0.1 (edges near the detection limit)."""
+    return _zoo("weak_weights", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_PAPER_NOISES, weight_scale=0.1)
+
+
+def family_discrete_noise(n_latent=5, n_environments=5, n_samples=1000, *, n_features=None,
+                          random_state=None) -> Simulation:
+    """As ``paper``, with discrete noise: Poisson(1), or uniform on {-1, 0, 1}, {0, 1}
+    or {0, 1, 2, 5}."""
+    return _zoo("discrete_noise", n_latent, n_environments, n_samples, n_features=n_features,
+                random_state=random_state, noises=_DISCRETE_NOISES)
+
+
+#: The zoo: family name -> generator
+#: ``fn(n_latent, n_environments, n_samples, *, n_features=None, random_state=None)``.
+FAMILIES = {
+    "paper": family_paper,
+    "heavy_tails": family_heavy_tails,
+    "wide_scales": family_wide_scales,
+    "signed_weights": family_signed_weights,
+    "measured": family_measured,
+    "unequal_n": family_unequal_n,
+    "near_gaussian": family_near_gaussian,
+    "weak_weights": family_weak_weights,
+    "discrete_noise": family_discrete_noise,
+}
+
+#: Families whose fits a verdict should flag rather than trust (the others are
+#: clearly non-Gaussian with heterogeneous weights, where CREATOR should fit).
+FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise", "interventional")
+
+
+def simulate_family(
+    family: str,
+    n_latent: int = 5,
+    n_environments: int = 5,
+    n_samples: int | list[int] = 1000,
+    *,
+    n_features: int | None = None,
+    random_state=None,
+) -> Simulation:
+    """Simulate one named family of the workload zoo.
+
+    Parameters
+    ----------
+    family : str
+        A key of :data:`FAMILIES`: ``"paper"``, ``"heavy_tails"``,
+        ``"wide_scales"``, ``"signed_weights"``, ``"measured"``,
+        ``"unequal_n"`` (clearly non-Gaussian noise, heterogeneous weights),
+        or ``"near_gaussian"``, ``"weak_weights"``, ``"discrete_noise"``
+        (workloads outside CREATOR's assumptions, see :data:`FLAG_FAMILIES`).
+        Each family's generator documents its laws.
+    n_latent, n_environments : int, default=5
+    n_samples : int or list of int, default=1000
+        Rows per environment.
+    n_features : int, optional
+        Observed dimension p (family default otherwise).
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    Simulation
+        ``params["family"]`` names the family.
+
+    Examples
+    --------
+    >>> from creator_plugin.simulation import simulate_family
+    >>> sim = simulate_family("heavy_tails", 4, 3, 200, random_state=0)
+    >>> len(sim.X), sim.X[0].shape
+    (3, (200, 4))
+    """
+    if not isinstance(family, str) or family not in FAMILIES:
+        raise ValueError(f"family must be one of {sorted(FAMILIES)}, got {family!r}.")
+    return FAMILIES[family](n_latent, n_environments, n_samples, n_features=n_features,
+                            random_state=random_state)

@@ -91,6 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sim.add_argument("--mixing", choices=("gaussian", "pure"), default=None,
                      help="mixing matrix: 'gaussian' (dense, the paper's) or 'pure' (every "
                           "measurement has one latent parent: GIN's assumption)")
+    sim.add_argument("--family", nargs="+", default=None, metavar="NAME",
+                     help="workload families of the zoo (creator_plugin.simulation.FAMILIES: "
+                          "paper, heavy_tails, wide_scales, signed_weights, measured, unequal_n, "
+                          "near_gaussian, weak_weights, discrete_noise); one cell per family")
     sim.add_argument("--indicators-per-latent", type=int, nargs="+", metavar="M",
                      help="measurements per latent with --mixing pure (default 3)")
     data = parser.add_argument_group("your data with its truth (instead of a preset)")
@@ -139,7 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     return parser
 
 
-_SIM_FLAGS = ("d", "K", "n", "p", "setting", "edge_prob", "measurement_noise", "mixing",
+_SIM_FLAGS = ("d", "K", "n", "p", "setting", "edge_prob", "measurement_noise", "mixing", "family",
               "indicators_per_latent")
 _DATA_FLAGS = ("env_column", "truth_adjacency", "truth_latents", "n_latent")
 
@@ -213,6 +217,7 @@ def _cells(args: argparse.Namespace) -> tuple[list[dict], int]:
             measurement_noises=args.measurement_noise or (0.0,),
             mixing=args.mixing or "gaussian",
             indicators_per_latent=args.indicators_per_latent or (3,),
+            families=args.family,
         )
         return cells, 5
     if args.quick:

@@ -86,7 +86,7 @@ def _ablation_table(sub, col: str, label: str) -> str:
 
 
 #: Cell keys shown by the generic per-cell table (when present in the rows).
-_CELL_KEYS = ("data", "n_latent", "n_environments", "n_samples", "n_features", "setting",
+_CELL_KEYS = ("data", "family", "n_latent", "n_environments", "n_samples", "n_features", "setting",
               "edge_prob", "measurement_noise", "mixing", "indicators_per_latent",
               "weight_scale", "noise_shape", "pruning", "prune_threshold", "tau")
 _HEADERS = {"n_latent": "d", "n_environments": "K", "n_samples": "n", "n_features": "p",
@@ -109,7 +109,7 @@ def _cell_table(sub) -> str:
     """One row per (cell, method): fit counts by status and the mean metrics of the ok fits."""
     keys = [k for k in _CELL_KEYS if k in sub and sub[k].notna().any()]
     keys = [k for k in keys
-            if sub[k].astype(str).nunique(dropna=False) > 1 or k in ("data", "n_latent")]
+            if sub[k].astype(str).nunique(dropna=False) > 1 or k in ("data", "family", "n_latent")]
     methods = _methods(sub)
     rows = []
     groups = sub.groupby([*keys, "method"], sort=False, dropna=False) if keys else \

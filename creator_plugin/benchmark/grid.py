@@ -6,7 +6,10 @@ A *cell* is a flat dict. Its keys are
   ``"beta"``, ``"threshold"``, ...), a label only;
 * keyword arguments of :func:`creator_plugin.simulate` (``n_latent``,
   ``n_environments``, ``n_samples``, ``setting``, ``weight_scale``,
-  ``noise_shape``, ...): they define the simulated data;
+  ``noise_shape``, ...): they define the simulated data; or ``"family"``, a
+  workload family of :func:`creator_plugin.simulation.simulate_family`, with
+  ``n_latent``, ``n_environments``, ``n_samples`` and optionally
+  ``n_features``;
 * optionally ``"methods"``: a tuple of method names, restricting the cell to
   those methods (the threshold-sensitivity cells only make sense for CREATOR);
 * optionally ``"seeding"``: ``"hash"`` (default) or ``"seed"``, how the data
@@ -40,6 +43,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .. import simulate
+from ..simulation import simulate_family
 from .baselines import DEFAULT_METHODS, METHODS
 from .isolation import FitTimeout, call_with_time_limit
 from .methods import resolve_methods, time_limits_for
@@ -79,7 +83,7 @@ THRESHOLDS: dict[str, tuple[float, ...]] = {
     "rank": PAPER_TAUS,
 }
 
-_SIM_KEYS = frozenset(inspect.signature(simulate).parameters) - {"random_state"}
+_SIM_KEYS = frozenset(inspect.signature(simulate).parameters) - {"random_state"} | {"family"}
 _LABEL_KEYS = frozenset({"grid", "methods", "seeding", "workload"})
 
 
@@ -256,7 +260,11 @@ def _simulated(cell: Cell, seed: int):
     if workload is not None:
         return workload.X_list, workload.truth_adjacency, workload.truth_latents, None
     dseed = data_seed(cell, seed)
-    sim = simulate(**_sim_params(cell), random_state=dseed)
+    params = _sim_params(cell)
+    if "family" in params:
+        sim = simulate_family(**params, random_state=dseed)
+    else:
+        sim = simulate(**params, random_state=dseed)
     return sim.X, sim.adjacency, sim.Y, dseed
 
 

@@ -209,6 +209,7 @@ def simulation_cells(
     mixing: str = "gaussian",
     indicators_per_latent: Sequence[int] = (3,),
     grid: str = "custom",
+    families: Sequence[str] | None = None,
 ) -> list[dict]:
     """Grid cells for every combination of the given simulation settings.
 
@@ -232,6 +233,11 @@ def simulation_cells(
         Used with ``mixing="pure"`` only.
     grid : str, default="custom"
         The cells' grid label.
+    families : sequence of str, optional
+        Workload families of :func:`creator_plugin.simulation.simulate_family`
+        (one cell per family and d, K, n, p; ``settings``, ``edge_probs``,
+        ``measurement_noises`` and ``mixing`` are then the family's own and
+        must be left at their defaults).
 
     Returns
     -------
@@ -239,6 +245,24 @@ def simulation_cells(
         Cells; only settings that differ from :func:`creator_plugin.simulate`'s
         defaults are keys (so the data seeds of equal cells agree).
     """
+    if families is not None:
+        from ..simulation import FAMILIES
+
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"families: unknown family {unknown[0]!r}; choose from "
+                             f"{sorted(FAMILIES)}.")
+        if (tuple(settings) != (1,) or tuple(edge_probs) != (0.5,)
+                or tuple(measurement_noises) != (0.0,) or mixing != "gaussian"):
+            raise ValueError("families: a family fixes its own setting, edge probability, "
+                             "measurement noise and mixing; leave them at their defaults.")
+        cells = []
+        for fam, d, n in product(families, ds, ns):
+            for K in (Ks if Ks is not None else (d,)):
+                base = {"grid": grid, "family": fam, "n_latent": d, "n_environments": K,
+                        "n_samples": n}
+                cells += [{**base, "n_features": p} for p in ps] if ps is not None else [base]
+        return cells
     cells = []
     pure = mixing == "pure"
     for d, n, s, e, m in product(ds, ns, settings, edge_probs, measurement_noises):
