@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from creator_plugin import bootstrap, simulate
+from creator_plugin import simulate
 from creator_plugin.cli import main
 from creator_plugin.plotting import plot_graph, plot_loadings
 
@@ -50,20 +50,6 @@ def test_fit_without_plots_draws_nothing(csv_file, tmp_path):
 
 def _texts(fig) -> list[str]:
     return [t.get_text() for ax in fig.axes for t in ax.texts]
-
-
-def test_graph_labels_weights_or_bootstrap_probabilities(sim3, fit):
-    model = fit(sim3.X, 3)
-    edges = list(zip(*np.nonzero(model.adjacency_matrix_)))
-    texts = _texts(plot_graph(model))
-    for i, j in edges:
-        expected = " / ".join(f"{W[i, j]:.2f}" for W in model.weights_)
-        assert expected in texts
-    res = bootstrap(sim3.X, n_sampling=4, estimator=model, random_state=0)
-    P = res.get_probabilities()
-    texts = _texts(plot_graph(model, res))
-    for i, j in zip(*np.nonzero(P >= 0.1)):
-        assert f"{P[i, j]:.2f}" in texts
 
 
 def test_loadings_heatmap_shows_every_value(sim3, fit):
