@@ -76,3 +76,45 @@ def test_module_import_graph_has_no_cycle():
                if n not in packages}
     assert len(reduced) > 20
     graphlib.TopologicalSorter(reduced).prepare()  # raises CycleError on a circle
+
+
+def test_scikit_learn_private_helpers_still_behave_as_used():
+    """The private scikit-learn helpers the package relies on (hence the version
+    ceiling in pyproject.toml) exist and behave as the package expects."""
+    from numbers import Integral
+
+    import pandas as pd
+    from sklearn.utils._param_validation import (
+        Interval,
+        InvalidParameterError,
+        StrOptions,
+        validate_parameter_constraints,
+    )
+    from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
+
+    constraints = {"a": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})]}
+    validate_parameter_constraints(constraints, {"a": "auto"}, caller_name="f")
+    with pytest.raises(InvalidParameterError, match="'a'"):
+        validate_parameter_constraints(constraints, {"a": 0}, caller_name="f")
+    assert issubclass(InvalidParameterError, ValueError)
+
+    est = CREATOR(2).set_output(transform="pandas")
+    assert _get_output_config("transform", est)["dense"] == "pandas"
+    frame = ADAPTERS_MANAGER.adapters["pandas"].create_container(
+        np.zeros((2, 2)), None, columns=["L1", "L2"])
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == ["L1", "L2"]
+
+
+def test_scikit_learn_within_the_tested_range():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    import sklearn
+    from packaging.version import Version
+
+    text = Path(__file__).parents[1].joinpath("pyproject.toml").read_text()
+    deps = tomllib.loads(text)["project"]["dependencies"]
+    spec = next(d for d in deps if d.startswith("scikit-learn"))
+    low, high = re.search(r">=([\d.]+),<([\d.]+)", spec).groups()
+    assert Version(low) <= Version(sklearn.__version__) < Version(high)
