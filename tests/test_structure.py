@@ -107,10 +107,10 @@ def test_scikit_learn_private_helpers_still_behave_as_used():
 
 def test_scikit_learn_within_the_tested_range():
     import re
-    import tomllib
     from pathlib import Path
 
     import sklearn
+    import tomllib
     from packaging.version import Version
 
     text = Path(__file__).parents[1].joinpath("pyproject.toml").read_text()
