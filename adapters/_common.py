@@ -16,6 +16,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from creator_plugin import CREATOR
+from creator_plugin._containers import latent_names
 
 __all__ = [
     "LATENT_FEATURE_NOTE",
@@ -131,7 +132,7 @@ def resolve_names(model, names: Sequence[str] | None = None) -> list[str]:
     if names is None:
         names = getattr(model, "node_names", None)
     if names is None:
-        return [f"L{i + 1}" for i in range(d)]
+        return latent_names(d).tolist()
     return check_node_names(names, d)
 
 

@@ -19,6 +19,7 @@ import networkx as nx
 import numpy as np
 
 from creator_plugin import CREATOR
+from creator_plugin._containers import latent_names
 from creator_plugin.metrics import align_to_truth
 
 from ._common import (
@@ -86,7 +87,7 @@ def to_general_graph(
     """
     A = _check_adjacency(adjacency)
     d = A.shape[0]
-    names = [f"L{i + 1}" for i in range(d)] if node_names is None else node_names
+    names = latent_names(d).tolist() if node_names is None else node_names
     names = check_node_names(names, d)
     nodes = []
     for name in names:
@@ -188,7 +189,7 @@ class CreatorGraph(CausalGraph):
     ):
         est = resolve_estimator(estimator)
         names = (
-            [f"L{i + 1}" for i in range(est.n_latent_)]
+            latent_names(est.n_latent_).tolist()
             if node_names is None
             else check_node_names(node_names, est.n_latent_)
         )

@@ -8,7 +8,7 @@ estimator issues them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -205,7 +205,7 @@ def fit_arrays(
         reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
         tested = paper_coefficients(noises, raw_features, reference)
     # Unit pooled variance for the entangled features fixes their arbitrary scale.
-    alphas = order.alphas = order.alphas / feature_sd
+    alphas = order.alphas / feature_sd
     entangled = MappedArrays(X_red, [alphas] * K)
     B = regression_matrices(noises, entangled)
     if pruning != "rank_raw":
@@ -242,9 +242,9 @@ def fit_arrays(
 
     mean = n_rows @ red.env_means / n_total
     components = (to_reduced @ (alphas @ C)).T
-    order.noises = list(noises) if keep_features else None
-    order.entangled = list(entangled) if keep_features else None
-    entangled = order.entangled
+    entangled = list(entangled) if keep_features else None
+    order = replace(order, alphas=alphas, noises=list(noises) if keep_features else None,
+                    entangled=entangled)
     # Only d x d results are needed from here on: room for the latents.
     del X_red, noises, raw_features
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from ._containers import latent_names as _default_names
 from .sem import pooled_sd
 
 __all__ = [
@@ -88,7 +89,7 @@ def latent_names(model, names: Sequence[str] | None = None) -> list[str]:
     if names is None:
         names = getattr(model, "node_names", None)
     if names is None:
-        return [f"L{i + 1}" for i in range(est.n_latent_)]
+        return _default_names(est.n_latent_).tolist()
     return _check_names(names, est.n_latent_, "names")
 
 

@@ -42,9 +42,10 @@ ICA_MAX_ROWS = 100_000
 POLISH_MAX_ROWS = 100_000
 
 
-@dataclass
+@dataclass(frozen=True)
 class OrderingResult:
-    """Output of :func:`topological_ordering`.
+    """Output of :func:`topological_ordering` (immutable: a fit that rescales it
+    builds a new one with :func:`dataclasses.replace`).
 
     Attributes
     ----------

@@ -91,7 +91,7 @@ def save(model, path: str | os.PathLike, *, format: str = "npz") -> Path:
     return path
 
 
-def load(path: str | os.PathLike, *, allow_pickle: bool = False, cls=None):
+def load(path: str | os.PathLike, *, cls: type, allow_pickle: bool = False):
     """Load a model written by :func:`save`.
 
     Parameters
@@ -101,8 +101,9 @@ def load(path: str | os.PathLike, *, allow_pickle: bool = False, cls=None):
         Also accept joblib/pickle files. Unpickling runs code chosen by
         whoever wrote the file: pass True only for files you wrote yourself
         or fully trust. ``npz`` files never run code either way.
-    cls : type, optional
-        The estimator class (default :class:`creator_plugin.CREATOR`).
+    cls : type
+        The estimator class to build (:meth:`creator_plugin.CREATOR.load`
+        passes itself; this module does not import the estimator).
 
     Returns
     -------
@@ -117,8 +118,6 @@ def load(path: str | os.PathLike, *, allow_pickle: bool = False, cls=None):
         while ``allow_pickle`` is False, or of a newer format version. The
         message names the file.
     """
-    if cls is None:
-        from .estimator import CREATOR as cls
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No saved model at {path}.")

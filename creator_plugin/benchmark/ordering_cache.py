@@ -73,7 +73,7 @@ def shared_ordering() -> Iterator[None]:
             random_state.bit_generator.state = state_after
             return copy.deepcopy(order)
         order = original(X_red, random_state=random_state, **options)
-        # The fit rescales the result's arrays in place: store a copy.
+        # A copy, so that no caller can reach the stored arrays.
         _CACHE[key] = (copy.deepcopy(order), random_state.bit_generator.state)
         while len(_CACHE) > _MAX_ENTRIES:
             _CACHE.popitem(last=False)
