@@ -150,7 +150,7 @@ def read_csv_workload(
     """
     from types import SimpleNamespace
 
-    from ..cli import UserError, _read_table
+    from .._csv import UserError, _read_table
 
     # The same column rules as `creator fit`: a headerless first column (a pandas
     # index) is dropped, the environment column is read as text, features are numeric.
