@@ -16,6 +16,7 @@ from . import metrics
 from .bootstrap import BootstrapResult, bootstrap
 from .dimension import DimensionSelection, select_n_latent
 from .estimator import CREATOR, FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
+from .interventional import simulate_multi_node, simulate_single_node
 from .simulation import Simulation, simulate, simulate_dask, simulate_family
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "simulate",
     "simulate_dask",
     "simulate_family",
+    "simulate_multi_node",
+    "simulate_single_node",
     "metrics",
     "bootstrap",
     "BootstrapResult",
