@@ -9,7 +9,7 @@ run in every environment and summed, next to three spectral estimators
 that are reported as evidence.
 
 Why the likelihood-ratio test decides: on the simulator's workload
-(BENCHMARKS.md, "Choosing n_latent") the spectral estimators lose the
+(docs/results/verdict.md) the spectral estimators lose the
 weakest latent of ill-conditioned models at d = 7 and cannot say "every
 direction is signal" when p = d, while the factor-model test finds d in
 every model of the tuning and fresh seeds. The test is run per environment

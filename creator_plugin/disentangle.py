@@ -16,7 +16,7 @@ __all__ = [
 #: (:func:`refine_disentangling`'s ``"later_weight"``). The ordering's
 #: directions are accurate enough that a right refinement moves features
 #: along later positions by a fraction of their own; weights above 1 came,
-#: on the simulator's tuning seeds, from a true edge the pruning had
+#: on simulated data set aside for choosing it, from a true edge the pruning had
 #: missed, which the likelihood absorbs by mixing features.
 LATER_WEIGHT_LEVEL = 1.0
 

@@ -125,7 +125,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         an edge the pruning missed. It recovers some features that the
         intersection mixes (chains of large weights at d = 10) but did not
         lower SHD on fresh seeds, and costs a little LocR² at d = 5, so it
-        is not the default (BENCHMARKS.md, "Accuracy at larger d"). Ignored
+        is not the default (docs/results/accuracy.md). Ignored
         with ``pruning="rank_raw"`` (the paper's preset).
     pruning : {"residual", "rank", "rank_raw"}, default="residual"
         Edge decision rule (:func:`creator_plugin.pruning.prune`).
@@ -141,7 +141,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         direction does not count towards a rank. ``"auto"`` is
         :func:`creator_plugin.pruning.default_threshold`: ``0.2 * sqrt(K /
         5)`` for ``"residual"`` (0.2 at K = 5 environments, growing with K),
-        0.2 for the rank rules. BENCHMARKS.md shows the sensitivity of each
+        0.2 for the rank rules. docs/results/accuracy.md shows the sensitivity of each
         rule to its level.
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
@@ -169,7 +169,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         agree with the data? The verdict, with a plain-language summary, is
         ``diagnostics_["quality"]``, and every issue found is issued as a
         :class:`~creator_plugin.FitQualityWarning`. It adds a fraction of
-        the fit's time (BENCHMARKS.md, "Choosing n_latent and the fit-quality verdict").
+        the fit's time (docs/results/verdict.md).
     quality_resamples : int, default=0
         With ``quality=True``, the thorough verdict: also refit on this
         many bootstrap resamples of the rows (within environments) and raise
@@ -180,7 +180,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         in the ICA-agreement check. It catches most of the wrong fits the
         cheap verdict misses (a near-tie in the order, imprecise features),
         at the cost of ``quality_resamples`` more fits and more false alarms
-        (BENCHMARKS.md, "Wrong fits at d = K = 5"); 8 resamples are
+        (docs/results/verdict.md); 8 resamples are
         enough. 0 (the default) skips it. It needs in-memory arrays: for
         dask arrays use :func:`creator_plugin.bootstrap` with a Dask backend.
     random_state : int, numpy Generator, RandomState or None, default=None

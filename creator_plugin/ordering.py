@@ -470,7 +470,7 @@ def polish_directions(
     stage's inverse-Hessian estimate. The answer is the all-row maximum as
     before (the second stage stops at the same gradient tolerance), reached
     in a few all-row evaluations instead of the 20 or so a cold start needs
-    at n = 10^6 (BENCHMARKS.md, "Scaling in p and n").
+    at n = 10^6 (docs/results/scale.md).
 
     Parameters
     ----------

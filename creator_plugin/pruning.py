@@ -106,7 +106,7 @@ def default_threshold(rule: str, n_environments: int) -> float:
     RMS of a coefficient vector over more environments, each with its own
     weight law) while those of absent edges barely move, so the level that
     balances missing and extra edges grows with K too. The square root
-    follows the best measured levels for K from 2 to 14 (BENCHMARKS.md) and
+    follows the best measured levels for K from 2 to 14 (docs/results/accuracy.md) and
     gives 0.2 at K = 5. The rank rules keep 0.2.
 
     Parameters

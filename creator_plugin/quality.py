@@ -466,8 +466,8 @@ def latent_conditioning(latents: list[np.ndarray]) -> dict:
 #: resamples (``CREATOR(quality_resamples=B)``). Without resampling the
 #: verdict runs on every fit and keeps a low false-alarm rate (level 4.5); a
 #: user who asks for the resampling check asks for the thorough verdict, and
-#: both levels were chosen together for it on the simulator's tuning seeds
-#: (BENCHMARKS.md, "Wrong fits at d = K = 5").
+#: both levels were chosen together for it on simulated data set aside for choosing them
+#: (docs/results/verdict.md).
 THOROUGH_DISAGREEMENT_LEVEL = 3.0
 
 #: The kinds of issue a verdict can name, with their plain-language titles.
@@ -576,8 +576,7 @@ def assess_fit(
       ``stability`` is given, as ``CREATOR(quality_resamples=B)`` does).
 
     The two levels of the order check and ``instability_level`` were tuned
-    on the simulator's tuning seeds (BENCHMARKS.md, "Choosing n_latent and the fit-quality
-    verdict").
+    on simulated data set aside for choosing them (docs/results/verdict.md).
 
     Parameters
     ----------

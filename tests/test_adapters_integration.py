@@ -1,4 +1,4 @@
-"""Integration tests of the adapters with the real libraries (issue 3, acceptance 1a-1d).
+"""Integration tests of the adapters with the real libraries.
 
 Ground truth comes from an easy simulated case that CREATOR recovers exactly.
 """

@@ -228,7 +228,7 @@ def test_cluster_scores_recover_pure_indicator_latents():
 
 @pytest.mark.slow
 def test_one_command_benchmarks_creator_paper_lingcrel_and_gin(tmp_path, capsys):
-    """Acceptance: CREATOR, the paper preset, LiNGCReL and GIN on a small cell."""
+    """CREATOR, the paper preset, LiNGCReL and GIN on a small cell."""
     out = tmp_path / "out"
     assert main(["--methods", "CREATOR", "CREATOR (paper)", "LiNGCReL", "GIN",
                  "--d", "2", "--n", "150", "--mixing", "pure", "--indicators-per-latent", "2",

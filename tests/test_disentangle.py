@@ -106,7 +106,7 @@ def test_likelihood_falls_back_to_the_subspace_when_an_edge_was_missed():
 
 @pytest.mark.slow
 def test_likelihood_fixes_features_mixed_by_chains_of_large_weights():
-    # d = K = 10, n = 2000, seed 8 (a tuning seed): the graph is right in
+    # d = K = 10, n = 2000, seed 8 (a seed used to choose the level): the graph is right in
     # both fits, but the subspace intersection leaves two features far from
     # their nodes (LocR^2 0.75 and 0.78), which the metric's matching turns
     # into 5 SHD; the likelihood refinement recovers them.

@@ -87,7 +87,7 @@ def test_with_many_columns_the_fit_adds_a_fraction_of_its_input(fit):
 @pytest.mark.slow
 def test_with_p_equal_d_the_model_keeps_only_the_latents(fit):
     """p = d: every (n, d) array is as large as the input. The model keeps latents_ (noise_
-    is computed on access); the fit adds at most twice its input (issue 17): the ordering
+    is computed on access); the fit adds at most twice its input: the ordering
     step's residuals overwrite the reduced data, the later steps read noises and features
     as maps of it, and it is gone before the latents exist."""
     peak_growth, kept_growth, model = _growth(5, 5, [20_000, 60_000], fit)

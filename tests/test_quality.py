@@ -191,7 +191,7 @@ def test_clean_fit_is_silent_and_quality_false_skips_the_verdict(fit_recording):
 
 @pytest.mark.slow
 def test_a_wrong_fit_from_the_simulator_is_flagged_and_a_right_one_is_not(fit):
-    # Setting 2 at d = K = 5: seed 29 is one of the tuning seeds where the
+    # Setting 2 at d = K = 5: seed 29 is one of the seeds used to choose the levels, where the
     # ordering step goes wrong (SHD 4), seed 3 one where it is right.
     from creator_plugin import metrics
 
@@ -207,7 +207,7 @@ def test_a_wrong_fit_from_the_simulator_is_flagged_and_a_right_one_is_not(fit):
 
 @pytest.mark.slow
 def test_resampling_check_flags_a_wrong_fit_the_other_checks_miss(fit_recording):
-    # Default workload at d = K = 5, tuning seed 92: the order is wrong (SHD 8)
+    # Default workload at d = K = 5, seed 92 (used to choose the levels): the order is wrong (SHD 8)
     # but every recovered noise looks independent; the graph of refits on
     # resamples keeps changing. Seed 0 is a right fit whose refits agree.
     from creator_plugin import FitQualityWarning, metrics

@@ -96,7 +96,7 @@ def test_n_refine_zero_keeps_the_raw_winner_and_default_records_refinement():
 @pytest.mark.slow
 def test_refinement_improves_accuracy_at_d7():
     # Averaged over a few d=7 models: without refinement per-environment ICA
-    # noise leaks into the noises and adds edges (see BENCHMARKS.md).
+    # noise leaks into the noises and adds edges (see docs/results/accuracy.md).
     shd = {0: [], 3: []}
     for seed in (0, 1, 2, 5):
         sim = simulate(7, 7, 1000, random_state=seed)

@@ -47,7 +47,7 @@ Cost
 ----
 Every test is an HSIC (or KCI) test, ``O(n^2)``, over many subsets of the
 measurements, so a fit takes seconds to minutes where CREATOR takes a
-fraction of a second (measured times: BENCHMARKS.md, "GIN against
+fraction of a second (measured times: docs/results/accuracy.md, "GIN against
 CREATOR"). ``max_samples`` subsamples the pooled rows, and the
 benchmark gives GIN a default per-fit time limit
 (:data:`creator_plugin.benchmark.methods.DEFAULT_TIME_LIMITS`).
