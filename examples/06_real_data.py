@@ -4,7 +4,8 @@ Reads the 7,466 x 11 measurements and the 18-edge consensus graph from the
 ``cdt`` wheel (no download, ``cdt`` is not imported), splits the rows into the
 nine assumed condition blocks, fits CREATOR with one latent per variable,
 matches latents to variables (Hungarian, absolute standardised loadings),
-and scores it beside causal-learn PC and lingam DirectLiNGAM on the same log
+and scores it beside causal-learn PC and CD-NOD and lingam's DirectLiNGAM and
+MultiGroupDirectLiNGAM on the same log
 data, by the rule written in docs/results/real_data.md.
 By default 300 rows per block (the CI form); ``--full`` uses every row.
 """
@@ -95,6 +96,12 @@ def main(small: bool, seed: int = 0) -> pd.DataFrame:
     G = cg.G.graph  # G[j, i] == 1 and G[i, j] == -1 means i -> j
     est = ((G.T == 1) & (G == -1)).astype(int) + ((G == -1) & (G.T == -1)).astype(int)
     rows.append(score(est, truth, "PC (causal-learn, pooled)"))
+
+    from causallearn.search.ConstraintBased.CDNOD import cdnod
+    cg = cdnod(X, env[:, None].astype(float), 0.01, "fisherz", show_progress=False)
+    G = cg.G.graph[:p, :p]  # the last node is the block index
+    est = ((G.T == 1) & (G == -1)).astype(int) + ((G == -1) & (G.T == -1)).astype(int)
+    rows.append(score(est, truth, "CD-NOD (causal-learn, block index)"))
 
     import lingam
     dl = lingam.DirectLiNGAM(random_state=seed).fit(X)

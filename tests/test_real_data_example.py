@@ -59,6 +59,7 @@ def test_small_run_scores_every_method():
     out = subprocess.run([sys.executable, str(SCRIPT)], cwd=SCRIPT.parents[1],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    for method in ("CREATOR", "PC (causal-learn", "DirectLiNGAM", "MultiGroupDirectLiNGAM",
+    for method in ("CREATOR", "PC (causal-learn", "CD-NOD", "DirectLiNGAM",
+                   "MultiGroupDirectLiNGAM",
                    "empty graph"):
         assert method in out.stdout
