@@ -1,0 +1,44 @@
+"""Table of the frozen LLM design from benchmarks/results/llm/headline_runs.csv.
+
+Per method and representation: correct edges over (run, edge) cells (each run
+contributes the 3 edges of the true complete DAG on 3 nodes), exact DAGs over
+runs, and the mean number of edges returned. Trivial baselines on the same
+cells: the empty graph (no edge is ever correct) and a uniformly random order
+with the complete DAG on it (each edge's direction right with probability 1/2,
+the whole DAG with probability 1/6; the expected counts are printed).
+Writes benchmarks/results/llm/headline_table.md.
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+OUT = Path(__file__).resolve().parent / "results" / "llm"
+EDGES = ["BG->CD", "BG->ED", "CD->ED"]
+
+
+def main() -> None:
+    design = json.loads((OUT / "design.json").read_text())
+    runs = pd.read_csv(OUT / "headline_runs.csv")
+    lines = [f"Corpus seeds {design['corpus_seeds']}, layer {design['headline']['layer']}; "
+             "rows: headline_runs.csv. Headline = representation "
+             f"'{design['headline']['representation']}'; the others are explorations.", "",
+             "| representation | method | correct edges / cells | exact DAGs / runs | "
+             "mean edges returned |", "|---|---|---|---|---|"]
+    for (rep, method), g in runs.groupby(["representation", "method"], sort=False):
+        correct = int(g[EDGES].astype(bool).to_numpy().sum())
+        lines.append(f"| {rep} | {method} | {correct} / {3 * len(g)} | "
+                     f"{int(g['exact_dag'].astype(bool).sum())} / {len(g)} | "
+                     f"{g['n_edges'].mean():.2f} |")
+    n = int(((runs["representation"] == design["headline"]["representation"])
+             & (runs["method"] == runs["method"].iloc[0])).sum())
+    lines += [f"| (same {n} runs) | empty graph | 0 / {3 * n} | 0 / {n} | 0 |",
+              f"| (same {n} runs) | random order, complete DAG (expected) | {1.5 * n:.1f} / {3 * n}"
+              f" | {n / 6:.2f} / {n} | 3 |"]
+    (OUT / "headline_table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
