@@ -62,7 +62,7 @@ def _status_mb(field: str) -> float:
 
 def _child(spec_json: str) -> None:
     """Child process: load the saved environments, fit once, print one JSON line."""
-    from .. import CREATOR
+    from creator_plugin import CREATOR
 
     spec = json.loads(spec_json)
     X = [np.load(f) for f in sorted(Path(spec["dir"]).glob("x*.npy"))]
@@ -193,7 +193,7 @@ def compare_reductions(
     """
     from sklearn.utils.extmath import randomized_svd
 
-    from .._passes import column_moments, pooled_gram, project_gram_loadings
+    from creator_plugin._passes import column_moments, pooled_gram, project_gram_loadings
 
     X = simulate(d, K, n, n_features=p, measurement_noise=noise, random_state=seed).X
     moments = column_moments(X)

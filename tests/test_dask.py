@@ -166,13 +166,12 @@ def test_simulate_dask_blocks_are_reproducible():
 
 
 @pytest.mark.slow
-def test_readme_large_data_example_runs(capsys):
+def test_docs_large_data_example_runs(capsys):
     pytest.importorskip("distributed")
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Large data:", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    path = Path(__file__).resolve().parents[1] / "docs" / "large_data.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", path.read_text(encoding="utf-8"), re.S | re.M)
     assert len(blocks) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        exec(compile(blocks[0], "README, Large data", "exec"), {"__name__": "__readme__"})
+        exec(compile(blocks[0], "docs/large_data.md", "exec"), {"__name__": "__docs__"})
     assert "(100000, 3)" in capsys.readouterr().out
