@@ -1,20 +1,36 @@
-"""The numerics of one CREATOR fit, as one function over validated arrays.
+"""The numerics of one CREATOR fit: named stages over validated arrays.
 
-:class:`creator_plugin.CREATOR` validates its input and parameters, calls
-:func:`fit_arrays` and copies the :class:`FitResult` into its fitted
-attributes; warnings come back as data (:class:`FitWarning`) and the
-estimator issues them.
+:class:`creator_plugin.CREATOR` validates its input and parameters once,
+builds a :class:`creator_plugin._config.FitConfig`, calls :func:`fit_arrays`
+and copies the :class:`FitResult` into its fitted attributes; warnings come
+back as data (:class:`FitWarning`) and the estimator issues them.
+
+The stages, each reading its arithmetic from its own module:
+
+1. :func:`order_stage` -- the shared reduction (:mod:`.preprocessing`) and
+   the topological ordering (:mod:`.ordering`); its result,
+   :class:`OrderingStage`, can be computed once and handed to several fits
+   that differ only after it (``fit_arrays(..., ordering=stage)``);
+2. :func:`_prune_stage` -- the regression coefficients (:mod:`.sem`) and the
+   edge decisions (:mod:`.pruning`);
+3. :func:`_disentangle_stage` -- the subspace intersection and the features'
+   sign and scale (:mod:`.disentangle`);
+4. encoding and the SEM (:mod:`._passes`, :mod:`.sem`);
+5. :func:`_verdict_stage` -- the fit-quality verdict (:mod:`.quality`,
+   :mod:`.stability`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ._passes import MappedArrays, encode, project
+from ._config import ICA_DEFAULTS, FitConfig
+from ._passes import MappedArrays, encode, is_dask, project
 from ._random import as_generator, draw_seed
-from .disentangle import disentangling_matrix, refine_disentangling
+from .disentangle import disentangling_matrix, orient_and_scale, refine_disentangling
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
@@ -26,13 +42,11 @@ from .pruning import (
     standardised_coefficients,
 )
 from .quality import ISSUE_KINDS, THOROUGH_DISAGREEMENT_LEVEL, assess_fit
-from .sem import SEMParameters, centred_scatter, pooled_sd, regression_matrices, sem_parameters
+from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
-__all__ = ["FitResult", "FitWarning", "fit_arrays"]
-
-#: FastICA settings of the ordering step (keys of ``CREATOR(ica_options=...)``).
-ICA_DEFAULTS = {"max_iter": 400, "tol": 1e-5, "fun": "logcosh"}
+__all__ = ["ICA_DEFAULTS", "FitConfig", "FitResult", "FitWarning", "OrderingStage",
+           "fit_arrays", "order_stage"]
 
 
 @dataclass(frozen=True)
@@ -86,10 +100,10 @@ class FitResult:
     entangled : list of ndarray (n_k, d), or None
         Entangled features ``X_red @ ordering.alphas``, scaled to unit pooled
         within-environment SD (the arrays of ``ordering.entangled``); None
-        (and ``ordering.noises`` None) unless ``fit_arrays(keep_features=True)``.
+        (and ``ordering.noises`` None) unless ``FitConfig.keep_features``.
     coefficients : ndarray (K, d, d)
-        The coefficients the pruning rule tested (standardised, or the
-        paper's raw ones for ``pruning="rank_raw"``, which the
+        The coefficients the pruning rule tested (standardised, or in paper
+        mode, :attr:`FitConfig.paper_mode`, the paper's raw ones, which the
         disentanglement then also uses, as the paper does).
     decisions : list of dict
         Every pruning decision.
@@ -115,31 +129,103 @@ class FitResult:
     diagnostics: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class OrderingStage:
+    """The reduction and the ordering of a fit, re-usable by fits that differ only after them.
+
+    Built by :func:`order_stage`; ``fit_arrays(X_list, config, ordering=stage,
+    random_state=r)`` then skips both steps and gives exactly the fit it
+    would have computed, provided the data, the settings the ordering
+    depends on (:attr:`FitConfig.ordering_settings`) and the random state on
+    entry are those the stage was computed with (checked; a mismatch is a
+    ``ValueError``). The paper's tau table uses this: one ordering per
+    (data, seed), ten thresholds.
+
+    Attributes
+    ----------
+    reduction : Reduction
+    reduced : tuple of ndarray (n_k, d)
+        The reduced data (read-only).
+    ordering : OrderingResult
+    settings : tuple
+        :attr:`FitConfig.ordering_settings` of the config it was computed with.
+    data_key : str
+        A digest of the data (:func:`data_key`).
+    state_before, state_after : dict
+        The random generator's state on entry and after the ordering.
+    """
+
+    reduction: Reduction
+    reduced: tuple
+    ordering: OrderingResult
+    settings: tuple
+    data_key: str
+    state_before: dict
+    state_after: dict
+
+
+def data_key(X_list: list) -> str:
+    """A SHA-256 digest of the environments' shapes and values (dask: their tokens)."""
+    h = hashlib.sha256()
+    for x in X_list:
+        h.update(repr(x.shape).encode())
+        h.update(str(x.name).encode() if is_dask(x) else memoryview(np.ascontiguousarray(x)))
+    return h.hexdigest()
+
+
+def order_stage(
+    X_list: list[np.ndarray], config: FitConfig, random_state=None, *, key: bool = True
+) -> OrderingStage:
+    """Steps 0 and 1: the shared reduction, then the topological ordering.
+
+    Parameters
+    ----------
+    X_list : list of ndarray or dask array (n_k, p)
+        Validated environments (never modified).
+    config : FitConfig
+    random_state : int, Generator or None
+        Seeds the reduction and the ordering (a Generator is advanced).
+    key : bool, default=True
+        Record a digest of the data (one pass over it), so that
+        :func:`fit_arrays` can check a re-used stage.
+
+    Returns
+    -------
+    OrderingStage
+    """
+    rng = as_generator(random_state)
+    before = rng.bit_generator.state
+    X_red, red = reduce_environments(
+        X_list, config.n_latent, standardize=config.standardize, random_state=rng)
+    # The search overwrites X_red with its residuals and projects the data again afterwards.
+    to_reduced = red.projection / red.scale[:, None]
+    ica = config.ica_options
+    order = topological_ordering(
+        X_red, scorer=config.scorer, random_state=rng, ica_max_iter=ica["max_iter"],
+        ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=dict(config.scorer_options),
+        n_refine=config.n_refine, polish=config.polish, canonical=not config.paper_mode,
+        measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
+        materialize=False,
+        reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
+    )
+    for x in X_red:
+        x.setflags(write=False)
+    return OrderingStage(red, tuple(X_red), order, config.ordering_settings,
+                         data_key(X_list) if key else "", before, rng.bit_generator.state)
+
+
 def fit_arrays(
     X_list: list[np.ndarray],
-    n_latent: int,
+    config: FitConfig,
     *,
-    scorer: str = "ica_consistency",
-    pruning: str = "residual",
-    prune_threshold: float | str = "auto",
-    standardize: bool = True,
-    n_refine: int = 3,
-    polish: bool = True,
-    disentangle: str = "subspace",
-    ica_options: dict | None = None,
-    scorer_options: dict | None = None,
-    weak_evidence_level: float = 0.1,
-    quality: bool = True,
-    quality_resamples: int = 0,
-    check_n_latent: bool = True,
-    keep_features: bool = False,
+    ordering: OrderingStage | None = None,
     random_state: int | np.random.Generator | None = None,
 ) -> FitResult:
-    """Run CREATOR's three steps on validated arrays.
+    """Run CREATOR's stages on validated arrays.
 
     No validation happens here: ``X_list`` must be what
     :func:`creator_plugin._validation.check_environments` returns and the
-    parameters must satisfy ``CREATOR._parameter_constraints``.
+    config must come from validated parameters.
 
     Parameters
     ----------
@@ -147,21 +233,10 @@ def fit_arrays(
         One float array per environment; never modified or copied (read
         in blocks of rows; dask arrays are read through dask and only
         ``(n_k, d)`` results are computed).
-    n_latent : int
-        Number of latent features d.
-    scorer, pruning, prune_threshold, standardize, n_refine, polish, disentangle,
-    ica_options, scorer_options, weak_evidence_level, quality, quality_resamples
-        As in :class:`creator_plugin.CREATOR`.
-    check_n_latent : bool, default=True
-        Whether the verdict checks ``n_latent`` against the data (pointless
-        when :func:`creator_plugin.select_n_latent` chose it).
-    keep_features : bool, default=False
-        Return the ordering's noises and the entangled features as arrays
-        (``FitResult.ordering.noises``, ``FitResult.entangled``). Each is as
-        large as the latents; by default they are never formed whole (the
-        later steps read them as ``d x d`` maps of the reduced data, one
-        environment at a time), so a fit adds less than twice its input
-        even when p = d.
+    config : FitConfig
+    ordering : OrderingStage, optional
+        Steps 0 and 1 computed before by :func:`order_stage` on the same
+        data, settings and random state (checked).
     random_state : int, Generator or None
         Seeds the ordering step, then the resamples of the verdict's
         stability check, then its randomised checks.
@@ -170,136 +245,37 @@ def fit_arrays(
     -------
     FitResult
     """
-    d, K = n_latent, len(X_list)
+    d, K = config.n_latent, len(X_list)
     rng = as_generator(random_state)
-    ica = {**ICA_DEFAULTS, **(ica_options or {})}
-    found: list[FitWarning] = []
-    if K < d:
-        found.append(FitWarning(IdentifiabilityWarning, (
-            f"Only K={K} environments for n_latent={d}: the identifiability theorem needs "
-            "K >= d; nodes with K or more parents cannot be recovered.")))
-
-    # Step 0: one shared reduction.
-    X_red, red = reduce_environments(X_list, d, standardize=standardize, random_state=rng)
-    found += _reduction_warnings(red)
-
-    # Step 1: order, noises and entangled features. The search overwrites
-    # X_red with its residuals and projects the data again afterwards.
-    to_reduced = red.projection / red.scale[:, None]
-    order = topological_ordering(
-        X_red, scorer=scorer, random_state=rng, ica_max_iter=ica["max_iter"],
-        ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=scorer_options,
-        n_refine=n_refine, polish=polish, canonical=pruning != "rank_raw",
-        measurement_basis=np.linalg.pinv(red.projection) if scorer == "hsic" else None,
-        materialize=False,
-        reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
-    )
-    # The noises and entangled features are linear maps of X_red: the later
-    # steps read them one environment at a time (d x d results only).
-    noises = MappedArrays(X_red, order.noise_maps)
-
-    # Step 2: pruning.
-    raw_features = MappedArrays(X_red, [order.alphas] * K)
-    feature_sd = pooled_sd(raw_features)
-    if pruning == "rank_raw":
-        reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
-        tested = paper_coefficients(noises, raw_features, reference)
-    # Unit pooled variance for the entangled features fixes their arbitrary scale.
-    alphas = order.alphas / feature_sd
-    entangled = MappedArrays(X_red, [alphas] * K)
-    B = regression_matrices(noises, entangled)
-    if pruning != "rank_raw":
-        tested = standardised_coefficients(B, noises, entangled)
-    if prune_threshold == "auto":
-        prune_threshold = default_threshold(pruning, K)
-    adjacency, decisions = prune(tested, rule=pruning, threshold=prune_threshold)
-
-    # Step 3: disentanglement, then the sign and scale convention: unit pooled
-    # within-environment variance and positive pooled covariance with the
-    # entangled feature of the same position (from d x d moments: the
-    # disentangled features are never formed).
-    gram, scatters = np.zeros((d, d)), []
-    for y in entangled:
-        gram += y.T @ y
-        scatters.append(centred_scatter(y, y.mean(axis=0)))
-    del y
-    scatter = np.sum(scatters, axis=0)
-    n_rows = np.array([x.shape[0] for x in X_red])
-    refinement = None
-    n_total = int(n_rows.sum())
-    if pruning == "rank_raw":
-        # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
-        # the coordinates of the raw features (paper_scales); map its C to `entangled`.
-        raw = feature_sd * paper_scales(noises, reference)
-        C = raw[:, None] * disentangling_matrix(tested, adjacency)
+    if ordering is None:
+        ordering = order_stage(X_list, config, rng, key=False)
     else:
-        C = disentangling_matrix(B, adjacency)
-        if disentangle == "likelihood":
-            C, refinement = refine_disentangling(
-                C, np.stack(scatters) / n_rows[:, None, None], n_rows, adjacency)
-    cov = np.diag(gram @ C)
-    C = C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
-
-    mean = n_rows @ red.env_means / n_total
-    components = (to_reduced @ (alphas @ C)).T
-    entangled = list(entangled) if keep_features else None
-    order = replace(order, alphas=alphas, noises=list(noises) if keep_features else None,
-                    entangled=entangled)
-    # Only d x d results are needed from here on: room for the latents.
-    del X_red, noises, raw_features
+        _resume(ordering, X_list, config, rng)
+    red, threshold = ordering.reduction, _threshold(config, K)
+    found = _environment_warnings(K, d) + _reduction_warnings(red)
+    adjacency, decisions, tested, scales = _prune_stage(ordering, config, threshold)
+    components, order, entangled, refinement = _disentangle_stage(
+        ordering, config, adjacency, tested, scales)
+    mean = np.array([x.shape[0] for x in ordering.reduced]) @ red.env_means / sum(
+        x.shape[0] for x in ordering.reduced)
+    del ordering  # only d x d results are needed from here on: room for the latents
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
-
-    found += _structure_warnings(adjacency, K)
-    if order.n_ica_not_converged:
-        found.append(FitWarning(UserWarning, (
-            f"{order.n_ica_not_converged} FastICA fits did not converge "
-            f"(max_iter={ica['max_iter']}); consider raising ica_options['max_iter'].")))
-    weak_steps = _weak_steps(order, K, weak_evidence_level) if scorer == "ica_consistency" else []
-    if weak_steps:
-        found.append(FitWarning(WeakEvidenceWarning, (
-            f"Weak evidence for the causal order at steps {weak_steps}: the best candidate is "
-            "not a consistent independent source across environments (noise may be Gaussian "
-            "or nearly so). The order, graph and features may be unreliable; see "
-            "diagnostics_['ordering'].")))
+    weak_steps = (_weak_steps(order, K, config.weak_evidence_level)
+                  if config.scorer == "ica_consistency" else [])
+    found += _structure_warnings(adjacency, K) + _ordering_warnings(order, config, weak_steps)
     diagnostics = {
-        "ordering": order.steps,
-        "pruning": decisions,
-        "pruning_rule": pruning,
-        "prune_threshold": float(prune_threshold),
+        "ordering": order.steps, "pruning": decisions, "pruning_rule": config.pruning,
+        "prune_threshold": float(threshold),
         "explained_variance": red.explained_variance.tolist(),
         "dropped_columns": red.dropped_columns.tolist(),
         "unrelated_columns": red.unrelated_columns.tolist(),
         "partly_constant_columns": red.partly_constant_columns.tolist(),
-        "n_ica_not_converged": order.n_ica_not_converged,
-        "polish": order.polish,
-        "disentangle": refinement,
-        "weak_ordering_steps": weak_steps,
+        "n_ica_not_converged": order.n_ica_not_converged, "polish": order.polish,
+        "disentangle": refinement, "weak_ordering_steps": weak_steps,
     }
-    if quality:
-        stability = None
-        if quality_resamples:
-            params = {
-                "scorer": scorer, "pruning": pruning, "prune_threshold": prune_threshold,
-                "standardize": standardize, "n_refine": n_refine, "polish": polish,
-                "disentangle": disentangle,
-                "ica_options": ica_options, "scorer_options": scorer_options,
-                "weak_evidence_level": weak_evidence_level, "quality": False,
-            }
-
-            def refit(sample, seed):
-                r = fit_arrays(sample, d, **params, random_state=seed)
-                return r.adjacency, r.mean, r.components
-
-            stability = resample_stability(
-                X_list, adjacency, latents, refit, quality_resamples, random_state=draw_seed(rng)
-            )
-        verdict = assess_fit(
-            latents, X=X_list if check_n_latent else None,
-            ordering_steps=order.steps if scorer == "ica_consistency" else None,
-            weak_evidence_level=weak_evidence_level, stability=stability, random_state=rng,
-            **({"disagreement_level": THOROUGH_DISAGREEMENT_LEVEL} if quality_resamples else {}),
-        )
+    if config.quality:
+        verdict = _verdict_stage(X_list, latents, adjacency, order, config, threshold, rng)
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
@@ -310,6 +286,130 @@ def fit_arrays(
         adjacency, components, mixing, feature_latent_cov, mean, latents, sem, red, order,
         entangled, tested, decisions, found, diagnostics,
     )
+
+
+def _resume(stage: OrderingStage, X_list: list, config: FitConfig, rng) -> None:
+    """Check that ``stage`` is this fit's steps 0 and 1, and put ``rng`` where they left it."""
+    if stage.settings != config.ordering_settings:
+        raise ValueError("ordering: computed with other settings of the reduction or the "
+                         "ordering step than this fit's.")
+    if stage.state_before != rng.bit_generator.state:
+        raise ValueError("ordering: computed from another random state than this fit's.")
+    if stage.data_key != data_key(X_list):
+        raise ValueError("ordering: computed on other data than this fit's.")
+    rng.bit_generator.state = stage.state_after
+
+
+def _threshold(config: FitConfig, K: int) -> float:
+    if config.prune_threshold == "auto":
+        return default_threshold(config.pruning, K)
+    return config.prune_threshold
+
+
+def _prune_stage(stage: OrderingStage, config: FitConfig, threshold: float):
+    """Step 2: the coefficients the rule tests, and its decisions.
+
+    Returns the adjacency, the decisions, the tested coefficients and the
+    per-direction scales (``alphas``, ``feature_sd``, ``reference``) step 3
+    reads.
+    """
+    X_red, order = stage.reduced, stage.ordering
+    K = len(X_red)
+    noises = MappedArrays(X_red, order.noise_maps)
+    raw_features = MappedArrays(X_red, [order.alphas] * K)
+    feature_sd = pooled_sd(raw_features)
+    reference = None
+    if config.paper_mode:
+        reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
+        tested = paper_coefficients(noises, raw_features, reference)
+    # Unit pooled variance for the entangled features fixes their arbitrary scale.
+    alphas = order.alphas / feature_sd
+    B = regression_matrices(noises, MappedArrays(X_red, [alphas] * K))
+    if not config.paper_mode:
+        tested = standardised_coefficients(B, noises, MappedArrays(X_red, [alphas] * K))
+    adjacency, decisions = prune(tested, rule=config.pruning, threshold=threshold)
+    return adjacency, decisions, tested, (alphas, feature_sd, reference, B)
+
+
+def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, tested, scales):
+    """Step 3: the disentangling matrix, then the encoder in measurement coordinates.
+
+    The sign and scale convention (:func:`orient_and_scale`) reads ``d x d``
+    moments: the disentangled features are never formed. Returns the
+    encoder (d, p), the ordering result with the rescaled directions, the
+    entangled features (or None) and the likelihood refinement's record.
+    """
+    X_red, order, red = stage.reduced, stage.ordering, stage.reduction
+    alphas, feature_sd, reference, B = scales
+    entangled = MappedArrays(X_red, [alphas] * len(X_red))
+    gram, scatters = feature_moments(entangled)
+    n_rows = np.array([x.shape[0] for x in X_red])
+    refinement = None
+    if config.paper_mode:
+        # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
+        # the coordinates of the raw features (paper_scales); map its C to `entangled`.
+        noises = MappedArrays(X_red, order.noise_maps)
+        raw = feature_sd * paper_scales(noises, reference)
+        C = raw[:, None] * disentangling_matrix(tested, adjacency)
+    else:
+        C = disentangling_matrix(B, adjacency)
+        if config.disentangle == "likelihood":
+            C, refinement = refine_disentangling(
+                C, np.stack(scatters) / n_rows[:, None, None], n_rows, adjacency)
+    C = orient_and_scale(C, gram, np.sum(scatters, axis=0), int(n_rows.sum()))
+    components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
+    keep = config.keep_features
+    features = list(entangled) if keep else None
+    noises = list(MappedArrays(X_red, order.noise_maps)) if keep else None
+    order = replace(order, alphas=alphas, noises=noises, entangled=features)
+    return components, order, features, refinement
+
+
+def _verdict_stage(X_list, latents, adjacency, order, config: FitConfig, threshold, rng):
+    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
+    stability = None
+    if config.quality_resamples:
+        refit_config = config.replace(prune_threshold=threshold, quality=False,
+                                      keep_features=False)
+
+        def refit(sample, seed):
+            r = fit_arrays(sample, refit_config, random_state=seed)
+            return r.adjacency, r.mean, r.components
+
+        stability = resample_stability(
+            X_list, adjacency, latents, refit, config.quality_resamples,
+            random_state=draw_seed(rng))
+    return assess_fit(
+        latents, X=X_list if config.check_n_latent else None,
+        ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
+        weak_evidence_level=config.weak_evidence_level, stability=stability, random_state=rng,
+        **({"disagreement_level": THOROUGH_DISAGREEMENT_LEVEL} if config.quality_resamples
+           else {}),
+    )
+
+
+def _environment_warnings(K: int, d: int) -> list[FitWarning]:
+    if K >= d:
+        return []
+    return [FitWarning(IdentifiabilityWarning, (
+        f"Only K={K} environments for n_latent={d}: the identifiability theorem needs "
+        "K >= d; nodes with K or more parents cannot be recovered."))]
+
+
+def _ordering_warnings(order: OrderingResult, config: FitConfig, weak_steps) -> list[FitWarning]:
+    found = []
+    if order.n_ica_not_converged:
+        found.append(FitWarning(UserWarning, (
+            f"{order.n_ica_not_converged} FastICA fits did not converge "
+            f"(max_iter={config.ica_options['max_iter']}); consider raising "
+            "ica_options['max_iter'].")))
+    if weak_steps:
+        found.append(FitWarning(WeakEvidenceWarning, (
+            f"Weak evidence for the causal order at steps {weak_steps}: the best candidate is "
+            "not a consistent independent source across environments (noise may be Gaussian "
+            "or nearly so). The order, graph and features may be unreliable; see "
+            "diagnostics_['ordering'].")))
+    return found
 
 
 def _encode_decode(

@@ -358,6 +358,15 @@ def check_n_latent(n_latent, n_features: int | None = None) -> int:
     return n_latent
 
 
+class ValidatedEnvironments(list):
+    """The list :func:`check_environments` returns: read again, it is not scanned again.
+
+    Every fit validates its input once; the functions it calls with the
+    validated list (``select_n_latent``, the ``n_latent`` check after an
+    automatic choice) recognise it and only check what is new to them.
+    """
+
+
 def check_environments(
     X,
     environments=None,
@@ -388,6 +397,10 @@ def check_environments(
         Dask arrays stay lazy. When the environments are DataFrames, columns
         are matched by name (to the first environment's order).
     """
+    if environments is None and isinstance(X, ValidatedEnvironments):
+        if n_latent is not None:
+            _check_sizes(X, n_latent, name + "[{}]", list(range(len(X))))
+        return X
     if environments is not None:
         if is_dask(X):
             raise TypeError(
@@ -427,15 +440,20 @@ def check_environments(
     if p < 1:
         raise ValueError(f"{name} has no columns.")
     if n_latent is not None:
-        check_n_latent(n_latent, p)
-        need = min_samples_per_environment(n_latent)
-        for e, x in zip(env_ids, X_list):
-            if x.shape[0] < need:
-                raise ValueError(
-                    f"{env_name.format(e)} has {x.shape[0]} rows; at least {need} are needed "
-                    f"for n_latent={n_latent} (ICA and the per-environment regressions)."
-                )
-    return X_list
+        _check_sizes(X_list, n_latent, env_name, env_ids)
+    return ValidatedEnvironments(X_list)
+
+
+def _check_sizes(X_list: list, n_latent: int, env_name: str, env_ids: list) -> None:
+    """``n_latent <= p`` and enough rows in every environment."""
+    check_n_latent(n_latent, X_list[0].shape[1])
+    need = min_samples_per_environment(n_latent)
+    for e, x in zip(env_ids, X_list):
+        if x.shape[0] < need:
+            raise ValueError(
+                f"{env_name.format(e)} has {x.shape[0]} rows; at least {need} are needed "
+                f"for n_latent={n_latent} (ICA and the per-environment regressions)."
+            )
 
 
 def check_options(name: str, options, constraints: dict[str, list], owner: str) -> dict:

@@ -7,7 +7,7 @@ from scipy import linalg, optimize
 
 __all__ = [
     "surrounded_sets", "parent_subspaces", "disentangling_matrix", "refine_disentangling",
-    "LATER_WEIGHT_LEVEL",
+    "orient_and_scale", "LATER_WEIGHT_LEVEL",
 ]
 
 #: ``CREATOR(disentangle="likelihood")`` keeps the subspace intersection when a
@@ -207,3 +207,30 @@ def refine_disentangling(
     info = {"start": float(f0), "final": float(res.fun), "iterations": int(res.nit),
             "kept": kept, "later_weight": later}
     return (out if kept else np.asarray(C, dtype=float)), info
+
+
+def orient_and_scale(
+    C: np.ndarray, gram: np.ndarray, scatter: np.ndarray, n_total: int
+) -> np.ndarray:
+    """The features' sign and scale convention, applied to ``C`` (d, d).
+
+    Every disentangled feature ``Ytilde @ C[:, i]`` gets unit pooled
+    within-environment variance and a positive pooled covariance with the
+    entangled feature of the same position; only ``d x d`` moments are read.
+
+    Parameters
+    ----------
+    C : ndarray (d, d)
+    gram : ndarray (d, d)
+        ``sum_k Ytilde_k.T @ Ytilde_k`` (uncentred).
+    scatter : ndarray (d, d)
+        ``sum_k`` of the centred scatter of ``Ytilde_k``.
+    n_total : int
+        Rows over all environments.
+
+    Returns
+    -------
+    ndarray (d, d)
+    """
+    cov = np.diag(gram @ C)
+    return C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))

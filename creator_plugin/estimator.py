@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._config import FitConfig
 from ._containers import (
     check_input_names,
     check_latent_names,
@@ -132,7 +133,13 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         ``"residual"`` and ``"rank"`` (the paper's rank test) work on
         scale-free, standardised coefficients; ``"rank_raw"`` is the paper's
         rank test on the raw coefficients, which depends on how each
-        direction happens to be scaled.
+        direction happens to be scaled. ``"rank_raw"`` is the switch to the
+        paper's mode as a whole, not only a pruning rule: the ordering then
+        keeps every direction as ICA returned it (no canonical sign and
+        scale) and the disentanglement intersects the row spaces of the same
+        raw coefficients, as the paper's Algorithms 1-3 do
+        (:attr:`creator_plugin._config.FitConfig.paper_mode`).
+        :meth:`CREATOR.paper` is this mode with the paper's other settings.
     prune_threshold : float or "auto", default="auto"
         Level of the pruning rule. For ``"residual"``: an edge must move the
         child's noise by more than this many of its SDs per SD of the
@@ -408,16 +415,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 "quality_resamples needs in-memory arrays (it draws rows by index); with dask "
                 "arrays set quality_resamples=0 and run creator_plugin.bootstrap under a Dask "
                 "backend instead.")
-        result = fit_arrays(
-            X_list, n_latent, scorer=self.scorer, pruning=self.pruning,
-            prune_threshold=self.prune_threshold, standardize=self.standardize,
-            n_refine=self.n_refine, polish=self.polish, disentangle=self.disentangle,
-            ica_options=ica_options, scorer_options=scorer_options,
-            weak_evidence_level=self.weak_evidence_level,
-            quality=self.quality, quality_resamples=self.quality_resamples,
-            check_n_latent=not auto,
-            random_state=as_generator(self.random_state),
-        )
+        config = FitConfig.from_estimator(
+            self, n_latent, ica_options=ica_options, scorer_options=scorer_options,
+            check_n_latent=not auto)
+        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state))
         messages = [w.render(names) for w in result.warnings]
         for w, message in zip(result.warnings, messages):
             warnings.warn(message, w.category, stacklevel=2)

@@ -15,6 +15,7 @@ from ._passes import column_moments, row_blocks
 __all__ = [
     "SEMParameters",
     "centred_scatter",
+    "feature_moments",
     "ols_weights",
     "pooled_innovation_sd",
     "pooled_sd",
@@ -101,6 +102,26 @@ def centred_scatter(Y: np.ndarray, mean: np.ndarray) -> np.ndarray:
         c = Y[rows] - mean
         out += c.T @ c
     return out
+
+
+def feature_moments(arrays) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The uncentred gram ``sum_k Y_k.T @ Y_k`` (c, c) and every environment's centred scatter.
+
+    Parameters
+    ----------
+    arrays : sequence of ndarray (n_k, c)
+        Read one environment at a time (e.g. a ``MappedArrays``).
+
+    Returns
+    -------
+    gram : ndarray (c, c)
+    scatters : list of ndarray (c, c)
+    """
+    gram, scatters = None, []
+    for y in arrays:
+        gram = y.T @ y if gram is None else gram + y.T @ y
+        scatters.append(centred_scatter(y, y.mean(axis=0)))
+    return gram, scatters
 
 
 def ols_weights(cov: np.ndarray, adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

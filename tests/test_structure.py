@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from creator_plugin import CREATOR
+from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin.ordering import OrderingResult
 
@@ -20,11 +21,83 @@ def test_signature_and_constraints_name_the_same_parameters():
     assert set(CREATOR(2).get_params()) == set(CREATOR._parameter_constraints)
 
 
-def test_fit_arrays_takes_every_constructor_parameter():
-    kw = {n for n, p in inspect.signature(fit_arrays).parameters.items()
-          if p.kind is p.KEYWORD_ONLY}
-    # n_latent is resolved ("auto") before the numerics; the other two are internal switches.
-    assert kw - {"check_n_latent", "keep_features"} == set(_constructor_parameters()) - {"n_latent"}
+def test_fit_config_holds_every_constructor_parameter():
+    fields = {f.name for f in dataclasses.fields(FitConfig)}
+    # random_state seeds a fit rather than describing it; the other two are the
+    # estimator's own switches.
+    assert fields - {"check_n_latent", "keep_features"} == (
+        set(_constructor_parameters()) - {"random_state"})
+    model = CREATOR(3, n_refine=1, prune_threshold=0.3, scorer_options={"score_rows": 500})
+    config = FitConfig.from_estimator(model, 3)
+    for name in fields - {"check_n_latent", "keep_features", "ica_options", "scorer_options"}:
+        assert getattr(config, name) == getattr(model, name)
+    assert dict(config.scorer_options) == {"score_rows": 500}
+    assert dict(config.ica_options) == {"max_iter": 400, "tol": 1e-5, "fun": "logcosh"}
+
+
+def test_fit_config_is_frozen_and_owns_its_options():
+    options = {"max_iter": 50}
+    config = FitConfig(3, ica_options=options)
+    options["max_iter"] = 1
+    assert config.ica_options["max_iter"] == 50
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.pruning = "rank"
+    with pytest.raises(TypeError):
+        config.ica_options["tol"] = 1.0
+    assert FitConfig(3, pruning="rank_raw").paper_mode and not config.paper_mode
+
+
+def test_fit_arrays_is_a_short_list_of_stages():
+    source = inspect.getsource(fit_arrays)
+    assert len(source.splitlines()) <= 80
+    assert len(inspect.signature(fit_arrays).parameters) <= 8
+
+
+def test_a_precomputed_ordering_gives_the_same_fit_and_is_checked():
+    from creator_plugin import simulate
+    from creator_plugin._fit import order_stage
+    from creator_plugin._validation import check_environments
+
+    sim = simulate(3, 3, 300, random_state=1)
+    X = check_environments(sim.X, n_latent=3)
+    config = FitConfig(3)
+    plain = fit_arrays(X, config, random_state=4)
+    stage = order_stage(X, config, 4)
+    for threshold in (0.2, 0.2, 5.0):  # re-usable
+        again = fit_arrays(X, config.replace(prune_threshold=threshold), ordering=stage,
+                           random_state=4)
+    assert again.adjacency.sum() == 0  # the threshold acted after the shared stage
+    same = fit_arrays(X, config.replace(prune_threshold=0.2), ordering=stage, random_state=4)
+    np.testing.assert_array_equal(same.components, plain.components)
+    np.testing.assert_array_equal(same.adjacency, plain.adjacency)
+    assert same.diagnostics["quality"] == plain.diagnostics["quality"]
+    with pytest.raises(ValueError, match="random state"):
+        fit_arrays(X, config, ordering=stage, random_state=5)
+    with pytest.raises(ValueError, match="settings"):
+        fit_arrays(X, config.replace(n_refine=0), ordering=stage, random_state=4)
+    other = check_environments([x + 1e-9 for x in sim.X], n_latent=3)
+    with pytest.raises(ValueError, match="other data"):
+        fit_arrays(other, config, ordering=stage, random_state=4)
+
+
+def test_input_is_scanned_once_per_fit(monkeypatch):
+    """X is validated once: the later checks of the same list do not scan it again."""
+    from creator_plugin import _validation, simulate
+
+    calls = []
+    original = _validation._as_float_matrix
+
+    def counting(x, name):
+        calls.append(name)
+        return original(x, name)
+
+    monkeypatch.setattr(_validation, "_as_float_matrix", counting)
+    sim = simulate(3, 3, 300, random_state=0)
+    CREATOR(3, random_state=0).fit(sim.X)
+    assert len(calls) == 3  # one per environment
+    calls.clear()
+    CREATOR("auto", random_state=0).fit(sim.X)
+    assert len(calls) == 3
 
 
 def test_ordering_result_is_immutable():

@@ -82,14 +82,17 @@ from scipy.stats import skew, wasserstein_distance
 from sklearn.decomposition import PCA, FastICA
 
 from .. import CREATOR
+from .._config import FitConfig
+from .._fit import fit_arrays
 from .._random import draw_seed
+from .._validation import check_environments
 from ..disentangle import disentangling_matrix
 from ..preprocessing import reduce_environments
 from .gin import fit_gin
 from .gin_corrected import fit_gin_corrected
 from .lincd import fit_lincd
 from .lscale import fit_lscale_i, fit_lscale_i_soft
-from .ordering_cache import shared_ordering
+from .ordering_cache import ordering_for
 
 try:  # optional (the ``bench`` extra); imported here so no fit's wall time includes it
     import lingam
@@ -150,14 +153,21 @@ def fit_creator_paper(
 
     Notes
     -----
-    Fits in one process share identical ordering steps
-    (:func:`creator_plugin.benchmark.ordering_cache.shared_ordering`), so a tau
-    table computes the exact-HSIC ordering of a (data, seed) once; the
-    results are those of independent fits.
+    With an integer ``random_state``, fits in one process share their
+    reduction and ordering (:func:`creator_plugin.benchmark.ordering_cache.ordering_for`,
+    handed to the fit as a precomputed stage), so a tau table computes the
+    exact-HSIC ordering of a (data, seed) once; the results are those of
+    independent fits.
     """
-    with shared_ordering():
-        return _fit_quietly(CREATOR.paper(n_latent, tau=tau, random_state=random_state),
-                            X_list)
+    estimator = CREATOR.paper(n_latent, tau=tau, random_state=random_state)
+    if random_state is None:
+        return _fit_quietly(estimator, X_list)
+    X_list = check_environments(X_list, n_latent=n_latent)
+    config = FitConfig.from_estimator(estimator, n_latent)
+    stage = ordering_for(X_list, config, random_state)
+    result = fit_arrays(X_list, config, ordering=stage,
+                        random_state=np.random.default_rng(int(random_state)))
+    return result.adjacency, result.latents, list(range(n_latent))
 
 
 def _fit_quietly(estimator, X_list):
