@@ -20,6 +20,7 @@ __all__ = [
     "consistency_descent",
     "ica_directions",
     "joint_direction",
+    "looks_gaussian",
     "polish_directions",
     "topological_ordering",
 ]
@@ -29,6 +30,16 @@ __all__ = [
 _GAUSS_LOGCOSH = integrate.quad(
     lambda t: (np.logaddexp(t, -t) - np.log(2.0)) * stats.norm.pdf(t), -np.inf, np.inf
 )[0]
+
+#: SD of the log-cosh excess ``mean(log cosh(t)) - E[log cosh(nu)]`` of a
+#: standardised Gaussian sample of n rows is ``GAUSS_EXCESS_SD / sqrt(n)``
+#: (the influence function of the excess, projected off the standardisation:
+#: ``sqrt(Var(h) - Cov(h, nu^2 - 1)^2 / 2)`` with ``h = log cosh``).
+GAUSS_EXCESS_SD = 0.0795
+
+#: A direction whose log-cosh excess is within this many of those SDs of 0
+#: in every environment is treated as Gaussian by :func:`joint_direction`.
+GAUSS_EXCESS_LEVEL = 3.0
 
 
 #: Weight of the skewness term in the polish's contrast (see :func:`polish_directions`).
@@ -284,6 +295,39 @@ def _solve_each(M: np.ndarray, b: np.ndarray) -> np.ndarray:
         return out
 
 
+def looks_gaussian(R_list: list[np.ndarray], w: np.ndarray) -> bool:
+    """Is ``R_k @ w`` indistinguishable from Gaussian in every environment?
+
+    The log-cosh excess of the standardised projection (the negentropy
+    approximation :func:`joint_direction` ascends) is compared with its
+    sampling SD under a Gaussian, ``GAUSS_EXCESS_SD / sqrt(n_k)``; the
+    answer is yes when it is within ``GAUSS_EXCESS_LEVEL`` SDs of 0 in every
+    environment.
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+    w : ndarray (d,)
+
+    Returns
+    -------
+    bool
+    """
+    for R in R_list:
+        n = R.shape[0]
+        if n < 2:
+            return False
+        t = R @ w
+        sd = t.std()
+        if not sd > 0:
+            return False
+        a = np.abs((t - t.mean()) / sd)
+        excess = float(np.mean(a + np.log1p(np.exp(-2.0 * a)))) - np.log(2.0) - _GAUSS_LOGCOSH
+        if abs(excess) >= GAUSS_EXCESS_LEVEL * GAUSS_EXCESS_SD / np.sqrt(n):
+            return False
+    return True
+
+
 def joint_direction(
     R_list: list[np.ndarray], w0: np.ndarray, found: np.ndarray, *, max_iter: int = 200
 ) -> tuple[np.ndarray, float]:
@@ -318,8 +362,18 @@ def joint_direction(
         Squared pooled correlation between ``R_k @ w`` and ``R_k @ w0`` (small
         when the ascent left ``w0``'s source for another one; the caller
         re-scores the result, so that is allowed).
+
+    Notes
+    -----
+    A start whose projection is indistinguishable from Gaussian in every
+    environment (:func:`looks_gaussian`) is returned unchanged (``corr2 =
+    1``). The model allows one Gaussian noise; at its source the contrast
+    has no signal, and an ascent from there leaves the source for a mixture
+    of the non-Gaussian ones.
     """
     d = w0.shape[0]
+    if looks_gaussian(R_list, w0):
+        return w0 / np.linalg.norm(w0), 1.0
     if found.shape[1]:
         q, _ = np.linalg.qr(found, mode="complete")
         basis = q[:, found.shape[1]:]
