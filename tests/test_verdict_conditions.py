@@ -81,14 +81,42 @@ def test_mean_shift_share_is_between_over_total():
     assert mean_shift_share(same)["share"] < 0.01
 
 
-def test_one_gaussian_noise_component_on_a_good_fit_is_not_flagged():
-    """The model allows one Gaussian noise; a right fit on such data raises nothing."""
-    sim = simulate(3, 3, 1000, random_state=0)
+def _one_gaussian(seed, d=5):
+    """simulate(d, d, 1000) with one latent's noise Gaussian in every environment."""
+    sim = simulate(d, d, 1000, random_state=seed)
+    rng = np.random.default_rng(seed + 7919)
+    g = sim.causal_order[rng.integers(d)]
     Z = [z.copy() for z in sim.Z]
-    g = sim.causal_order[1]
-    rng = np.random.default_rng(0)
     for z in Z:
         z[:, g] = rng.standard_normal(len(z))
-    Y = [z @ om @ np.linalg.inv(np.eye(3) - w) for z, om, w in zip(Z, sim.Omega, sim.W)]
-    kinds, _ = _kinds([y @ sim.H.T for y in Y], 3)
+    Y = [z @ om @ np.linalg.inv(np.eye(d) - w) for z, om, w in zip(Z, sim.Omega, sim.W)]
+    return [y @ sim.H.T for y in Y], Y, sim.adjacency
+
+
+@pytest.mark.parametrize("seed", [2040, 2099])
+def test_one_gaussian_noise_component_is_fitted_and_not_flagged(seed):
+    """The model allows one Gaussian noise: the fit is right and the verdict raises nothing.
+
+    On these seeds the joint re-estimation used to leave the Gaussian source
+    for a mixture (LocR^2 0.91 / 0.96) and the order check flagged the fit."""
+    from creator_plugin import metrics
+
+    X, Y, adjacency = _one_gaussian(seed)
+    kinds, model = _kinds(X, 5, seed)
+    ev = metrics.evaluate(adjacency, Y, model.adjacency_matrix_, model.latents_)
     assert kinds == []
+    assert ev["locr2"] > 0.99
+    assert ev["shd"] <= 1
+
+
+def test_looks_gaussian_needs_every_environment():
+    from creator_plugin.ordering import looks_gaussian
+
+    rng = np.random.default_rng(0)
+    gauss = [rng.standard_normal((2000, 2)) for _ in range(3)]
+    w = np.array([1.0, 0.0])
+    assert looks_gaussian(gauss, w)
+    mixed = [g.copy() for g in gauss]
+    mixed[1][:, 0] = rng.laplace(size=2000)
+    assert not looks_gaussian(mixed, w)
+    assert looks_gaussian(mixed, np.array([0.0, 1.0]))
