@@ -137,8 +137,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         paper's mode as a whole, not only a pruning rule: the ordering then
         keeps every direction as ICA returned it (no canonical sign and
         scale) and the disentanglement intersects the row spaces of the same
-        raw coefficients, as the paper's Algorithms 1-3 do
-        (:attr:`creator_plugin._config.FitConfig.paper_mode`).
+        raw coefficients, as the paper's Algorithms 1-3 do.
         :meth:`CREATOR.paper` is this mode with the paper's other settings.
     prune_threshold : float or "auto", default="auto"
         Level of the pruning rule. For ``"residual"``: an edge must move the
