@@ -1,0 +1,33 @@
+"""The one command that regenerates the published tables finds every page's commands."""
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import regenerate  # noqa: E402
+
+
+def test_every_results_page_with_a_table_has_a_command_and_its_scripts_exist():
+    found = regenerate.commands()
+    pages = {p for p, _ in found}
+    assert {"accuracy", "llm", "real_data", "scale", "verdict", "zoo"} <= pages
+    for _, command in found:
+        for script in re.findall(r"python (\S+\.py)", command):
+            assert (ROOT / script).is_file(), command
+        assert "\\" not in command  # continuation lines are joined
+
+
+def test_a_command_stated_twice_runs_once():
+    bare = [regenerate._bare(c) for _, c in regenerate.commands()]
+    assert len(bare) == len(set(bare))
+    assert regenerate._bare("OMP_NUM_THREADS=1 A=2 creator bench") == "creator bench"
+
+
+def test_list_runs_nothing(capsys):
+    assert regenerate.main(["--list", "--page", "verdict"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict_checks.py" in out and "[accuracy]" not in out
+    assert regenerate.main(["--list", "--match", "no such command"]) == 1
