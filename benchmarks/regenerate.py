@@ -67,7 +67,8 @@ def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
                 if command.endswith("\\"):
                     command = command[:-1].rstrip()
                     continue
-                if _bare(command) not in {_bare(c) for _, c in found}:
+                if "regenerate.py" not in command and _bare(command) not in {
+                        _bare(c) for _, c in found}:
                     found.append((path.stem, command))
                 command = None
     return found

@@ -18,6 +18,7 @@ def test_every_results_page_with_a_table_has_a_command_and_its_scripts_exist():
         for script in re.findall(r"python (\S+\.py)", command):
             assert (ROOT / script).is_file(), command
         assert "\\" not in command  # continuation lines are joined
+        assert "regenerate.py" not in command  # never runs itself
 
 
 def test_a_command_stated_twice_runs_once():
