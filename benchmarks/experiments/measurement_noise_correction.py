@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 
-warnings.simplefilter('ignore')
 from creator_plugin import metrics
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays, order_stage
@@ -23,7 +22,8 @@ from creator_plugin.simulation import simulate_family
 
 def corrected_adjacency(X, stage, K):
     red, order = stage.reduction, stage.ordering
-    proj = red.projection; p, d = proj.shape
+    proj = red.projection
+    p, d = proj.shape
     U, _ = np.linalg.qr(proj)
     M = proj.T @ proj
     G, ns = [], []
@@ -32,7 +32,8 @@ def corrected_adjacency(X, stage, K):
         S = xs.T @ xs / len(x)
         s2 = (np.trace(S) - np.trace(U.T @ S @ U)) / (p - d) if p > d else 0.0
         xr = stage.reduced[k]
-        G.append(xr.T @ xr - len(x) * s2 * M); ns.append(len(x))
+        G.append(xr.T @ xr - len(x) * s2 * M)
+        ns.append(len(x))
     N = sum(ns)
     alphas = order.alphas
     T = _ordered_noise_maps(G, ns, alphas)
@@ -50,7 +51,10 @@ def corrected_adjacency(X, stage, K):
     tested = B * innov[None, None, :] / zsd[None, :, None]
     return prune(tested, rule="residual", threshold=default_threshold("residual", K))[0]
 
-fam = sys.argv[1]; seeds = range(int(sys.argv[2]), int(sys.argv[3]))
+
+warnings.simplefilter('ignore')
+fam = sys.argv[1]
+seeds = range(int(sys.argv[2]), int(sys.argv[3]))
 tot = np.zeros(2)
 for seed in seeds:
     sim = simulate_family(fam, 5, 5, 1000, random_state=seed)
@@ -61,7 +65,8 @@ for seed in seeds:
     try:
         A2 = corrected_adjacency(X, stage, len(X))
     except np.linalg.LinAlgError:
-        A2 = r.adjacency; print('fallback')
+        A2 = r.adjacency
+        print('fallback')
     e1 = metrics.evaluate(sim.adjacency, sim.Y, r.adjacency, r.latents)['shd']
     e2 = metrics.evaluate(sim.adjacency, sim.Y, A2, r.latents)['shd']
     tot += [e1, e2]
