@@ -70,6 +70,7 @@ def test_preset_runs_algorithm_1_literally():
     the row spaces of the same raw B-hat the pruning tested (the paper's Algorithm 3)."""
     import warnings
 
+    from creator_plugin._config import FitConfig
     from creator_plugin._fit import fit_arrays
     from creator_plugin.disentangle import disentangling_matrix
     from creator_plugin.pruning import paper_scales
@@ -85,11 +86,9 @@ def test_preset_runs_algorithm_1_literally():
     assert model.diagnostics_["polish"] is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = fit_arrays([np.asarray(x, float) for x in sim.X], 3,
-                         **{k: v for k, v in model.get_params().items()
-                            if k not in ("n_latent", "random_state", "ica_options",
-                                         "scorer_options")},
-                         keep_features=True, random_state=np.random.default_rng(0))
+        res = fit_arrays([np.asarray(x, float) for x in sim.X],
+                         FitConfig.from_estimator(model, 3, keep_features=True),
+                         random_state=np.random.default_rng(0))
     ref = [s["candidate_environment"][s["chosen"]] for s in res.ordering.steps]
     c = paper_scales(res.ordering.noises, ref)
     C = disentangling_matrix(res.coefficients, res.adjacency)

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from creator_plugin import simulate
+from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin.disentangle import disentangling_matrix
 from creator_plugin.metrics import evaluate
@@ -21,7 +22,8 @@ for seed in range(first, first + count):
     sim = simulate(d, d, n, setting=1, edge_prob=0.5, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = fit_arrays(sim.X, d, quality=False, random_state=seed)
+        r = fit_arrays(sim.X, FitConfig(d, quality=False, keep_features=True),
+                       random_state=seed)
     ent = r.entangled
     B = regression_matrices(r.ordering.noises, ent)
     innov = pooled_innovation_sd(ent)

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from creator_plugin import simulate
+from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin.metrics import evaluate, shd
 
@@ -31,7 +32,8 @@ def main() -> None:
             sim = simulate(d, d, n, setting=1, edge_prob=0.5, random_state=seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = fit_arrays(sim.X, d, quality=False, random_state=seed)
+                r = fit_arrays(sim.X, FitConfig(d, quality=False, keep_features=True),
+                               random_state=seed)
             ev = evaluate(sim.adjacency, sim.Y, r.adjacency, r.latents)
             A = (np.asarray(sim.adjacency) != 0).astype(int)
             C = np.stack([np.abs(np.corrcoef(zh.T, zt.T)[:d, d:])

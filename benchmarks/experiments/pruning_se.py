@@ -20,6 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from creator_plugin import metrics, simulate
+from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin._validation import check_environments
 from creator_plugin.pruning import prune, standardised_coefficients
@@ -62,8 +63,8 @@ def pruning_se_rows(
         sim = simulate(d, d, 1000, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_arrays(check_environments(sim.X, n_latent=d), d,
-                             prune_threshold=level, keep_features=True,
+            fit = fit_arrays(check_environments(sim.X, n_latent=d),
+                             FitConfig(d, prune_threshold=level, keep_features=True),
                              random_state=np.random.default_rng(seed))
         ev = metrics.evaluate(sim.adjacency, sim.Y, fit.adjacency, fit.latents, list(range(d)))
         if not ev["correct_order"]:
