@@ -35,6 +35,12 @@ def test_fit_config_holds_every_constructor_parameter():
     assert dict(config.ica_options) == {"max_iter": 400, "tol": 1e-5, "fun": "logcosh"}
 
 
+def test_fit_config_defaults_are_the_constructors():
+    """A config built without arguments fits like CREATOR(d) with every default."""
+    defaults = FitConfig.from_estimator(CREATOR(3), 3)
+    assert defaults == FitConfig(3)
+
+
 def test_fit_config_is_frozen_and_owns_its_options():
     options = {"max_iter": 50}
     config = FitConfig(3, ica_options=options)
