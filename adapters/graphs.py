@@ -118,7 +118,19 @@ def adjacency_from_networkx(graph: nx.DiGraph, names: Sequence[str]) -> np.ndarr
         Must contain exactly the nodes ``names``. Not modified.
     names : list of str
         Node order of the matrix.
+
+    Raises
+    ------
+    TypeError
+        If ``graph`` is not a directed networkx graph.
+    ValueError
+        If its nodes are not ``names`` or it has a cycle (the adjacency of a
+        DAG is expected).
     """
+    if not isinstance(graph, nx.DiGraph):
+        raise TypeError(f"graph must be a networkx.DiGraph; got {type(graph).__name__}.")
+    if not nx.is_directed_acyclic_graph(graph):
+        raise ValueError("graph has a cycle; the adjacency of a DAG is expected.")
     if set(graph.nodes) != set(names):
         raise ValueError(
             f"graph nodes {sorted(map(str, graph.nodes))} differ from names {list(names)}."

@@ -14,6 +14,7 @@ from sklearn.base import clone
 
 from ._random import as_generator, draw_seed
 from ._validation import check_environments, environment_labels
+from .estimator import CREATOR
 from .stability import align_latents, resample_rows
 
 __all__ = ["BootstrapResult", "bootstrap"]
@@ -251,8 +252,10 @@ def bootstrap(
         More than ``max_failed_share`` of the resamples failed; the message
         gives the count and the first error.
     """
-    if estimator is None:
-        raise TypeError("bootstrap needs estimator=CREATOR(n_latent, ...).")
+    if not isinstance(estimator, CREATOR):
+        kind = "the class" if estimator is CREATOR else repr(estimator)
+        raise TypeError(f"bootstrap needs estimator=CREATOR(n_latent, ...) (an instance); "
+                        f"got {kind[:80]}.")
     if isinstance(n_sampling, bool) or not isinstance(n_sampling, (int, np.integer)) \
             or n_sampling < 1:
         raise ValueError(f"n_sampling must be a positive integer, got {n_sampling!r}.")

@@ -199,6 +199,8 @@ def simulate(
     sizes = [int(n_samples)] * K if np.isscalar(n_samples) else [int(s) for s in n_samples]
     if len(sizes) != K:
         raise ValueError("n_samples as a list needs one entry per environment.")
+    if min(sizes) < 2:
+        raise ValueError(f"n_samples must be at least 2 in every environment; got {n_samples!r}.")
 
     perm = rng.permutation(d)
     upper = np.triu(rng.random((d, d)) < edge_prob, k=1).astype(int)

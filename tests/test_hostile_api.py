@@ -95,3 +95,35 @@ def test_intervene_with_non_numbers(fitted, value):
 
     with pytest.raises(ValueError, match="finite number"):
         intervene_observations(fitted, {"L1": value}, n_samples=20)
+
+
+def test_bootstrap_needs_an_estimator_instance():
+    from sklearn.decomposition import PCA
+
+    from creator_plugin import CREATOR, bootstrap, simulate
+
+    sim = simulate(2, 2, 100, random_state=0)
+    for bad in (PCA(), "CREATOR", CREATOR, None):
+        with pytest.raises(TypeError, match="estimator=CREATOR"):
+            bootstrap(sim.X, n_sampling=2, estimator=bad)
+
+
+@pytest.mark.parametrize("n", [-5, 0, 1, [100, -1]])
+def test_simulate_refuses_too_few_rows(n):
+    from creator_plugin import simulate
+
+    with pytest.raises(ValueError, match="n_samples"):
+        simulate(2, 2, n)
+
+
+def test_adjacency_from_networkx_refuses_non_dags():
+    import networkx as nx
+
+    from creator_plugin.adapters import adjacency_from_networkx
+
+    with pytest.raises(ValueError, match="cycle"):
+        adjacency_from_networkx(nx.DiGraph([("a", "b"), ("b", "a")]), ["a", "b"])
+    with pytest.raises(TypeError, match="DiGraph"):
+        adjacency_from_networkx(nx.Graph([(1, 2)]), [1, 2])
+    with pytest.raises(TypeError, match="DiGraph"):
+        adjacency_from_networkx("g", ["a"])
