@@ -157,7 +157,14 @@ def environment_index(est: CREATOR, environment) -> int:
 
 def check_nodes_known(nodes, names: Sequence[str], what: str) -> list[str]:
     """Turn a name or list of names into a list and check each is a node."""
-    lst = [nodes] if isinstance(nodes, str) else list(nodes)
+    if isinstance(nodes, str):
+        lst = [nodes]
+    else:
+        try:
+            lst = list(nodes)
+        except TypeError:
+            raise TypeError(f"{what} must be a latent node name or a list of names (the "
+                            f"latent nodes are {list(names)}); got {nodes!r}.") from None
     if not lst:
         raise ValueError(f"{what} must name at least one latent node.")
     unknown = [n for n in lst if n not in names]

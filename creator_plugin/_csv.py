@@ -8,6 +8,7 @@ Every mistake is a :class:`UserError` with a one-line message.
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
 
@@ -25,8 +26,16 @@ def _read_table(args: argparse.Namespace):
         raise UserError(f"DATA file {path} does not exist or is not a file.")
     try:
         with open(path, "rb") as fh:
-            if b"\0" in fh.read(8192):
-                raise UserError(f"{path} is a binary file, not a CSV text file.")
+            head = fh.read(8192)
+        # NUL bytes mean binary data, unless the encoding itself uses them (UTF-16/32).
+        if b"\0" in head and "\0" in head.decode(args.encoding, errors="replace")[:-2]:
+            raise UserError(f"{path} is a binary file, not a CSV text file.")
+        with open(path, encoding=args.encoding, newline="") as fh:
+            header = next(csv.reader(fh), [])
+        duplicated = sorted({c for c in header if c and header.count(c) > 1})
+        if duplicated:
+            raise UserError(f"{path} has duplicated column names {duplicated}; every column "
+                            "needs its own name.")
         df = pd.read_csv(path, encoding=args.encoding)
     except UnicodeDecodeError as exc:
         raise UserError(

@@ -73,6 +73,10 @@ def _as_float_matrix(a, name: str):
         arr = np.asarray(a)
     except ValueError:
         raise ValueError(f"{name} is ragged: {_row_lengths(a)}.") from None
+    if arr.dtype.kind in "USa" or (arr.dtype == object and any(
+            isinstance(v, (str, bytes)) for v in arr.ravel())):
+        # Text is refused even when it looks like numbers, as it is in a DataFrame.
+        raise TypeError(f"{name} must contain only numbers; got text (dtype {arr.dtype}).")
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
     ):

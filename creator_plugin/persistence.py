@@ -118,6 +118,9 @@ def load(path: str | os.PathLike, *, cls: type, allow_pickle: bool = False):
         while ``allow_pickle`` is False, or of a newer format version. The
         message names the file.
     """
+    if not isinstance(allow_pickle, (bool, np.bool_)):
+        # A string such as "no" is truthy: only a real bool may switch code execution on.
+        raise TypeError(f"allow_pickle must be True or False; got {allow_pickle!r}.")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No saved model at {path}.")

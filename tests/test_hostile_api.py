@@ -127,3 +127,41 @@ def test_adjacency_from_networkx_refuses_non_dags():
         adjacency_from_networkx(nx.Graph([(1, 2)]), [1, 2])
     with pytest.raises(TypeError, match="DiGraph"):
         adjacency_from_networkx("g", ["a"])
+
+
+@pytest.mark.parametrize("flag", ["no", "False", "0", 1, None])
+def test_load_allow_pickle_must_be_a_bool(tmp_path, flag):
+    """A truthy string must never switch on unpickling (it would run the file's code)."""
+    import pickle
+
+    from creator_plugin import CREATOR
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    path = tmp_path / "evil.joblib"
+    path.write_bytes(pickle.dumps(Payload()))
+    with pytest.raises(TypeError, match="allow_pickle"):
+        CREATOR.load(path, allow_pickle=flag)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("text", [
+    lambda x: x.astype(str), lambda x: x.astype(str).astype(object), lambda x: x.astype(bytes)])
+def test_text_arrays_are_refused_like_text_columns(text):
+    X = [np.random.default_rng(k).standard_normal((50, 2)) for k in range(2)]
+    with pytest.raises(TypeError, match="numbers"):
+        CREATOR(2).fit([text(x) for x in X])
+
+
+def test_dowhy_treatment_must_name_nodes():
+    pytest.importorskip("dowhy")
+    from creator_plugin.adapters import to_dowhy_causal_model
+
+    sim = simulate(2, 2, 200, random_state=0)
+    model = CREATOR(2, random_state=0, quality=False).fit(sim.X)
+    with pytest.raises(TypeError, match="treatment"):
+        to_dowhy_causal_model(model, treatment=0, outcome="L2")

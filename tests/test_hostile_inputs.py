@@ -143,3 +143,31 @@ def test_bench_without_truth_latents_reports_unknown(tmp_path, sim, capsys):
     row = lines[lines.index(header) + 2]
     cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]))
     assert cells["exact DAG"] == "–" and cells["correct order"] == "–"
+
+
+def test_utf16_csv_is_read_with_its_encoding(tmp_path, sim, capsys):
+    path = _csv(tmp_path, sim, ["a", "b", "c"])
+    wide = tmp_path / "wide.csv"
+    wide.write_text(path.read_text(encoding="utf-8"), encoding="utf-16")
+    assert main(["fit", str(wide), "--env-column", "lab", "--n-latent", "3",
+                 "--out", str(tmp_path / "r"), "--encoding", "utf-16"]) == 0, \
+        capsys.readouterr().err
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"x0,lab\n1\0,a\n")
+    assert main(["fit", str(binary), "--env-column", "lab", "--n-latent", "1",
+                 "--out", str(tmp_path / "r2")]) == 2
+    assert "binary" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("header", [["x0", "x0", "x2"], ["x0", "x0", "x0.1"]])
+def test_duplicated_csv_column_names_are_refused(tmp_path, sim, header, capsys):
+    X, env = sim.stacked()
+    df = pd.DataFrame(X[:, :3], columns=header)
+    df["lab"] = np.array(["a", "b", "c"], dtype=object)[env]
+    path = tmp_path / "dup.csv"
+    df.to_csv(path, index=False)
+    assert main(["fit", str(path), "--env-column", "lab", "--n-latent", "2",
+                 "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "duplicated column names ['x0']" in err[0]
+    assert not (tmp_path / "r").exists()
