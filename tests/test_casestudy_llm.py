@@ -13,7 +13,13 @@ import pytest
 from scipy import stats
 
 from creator_plugin.casestudy import corpus as cp
-from creator_plugin.casestudy.matching import match_to_proxies, proxy_components, score_dag
+from creator_plugin.casestudy.matching import (
+    complete_dag_in_order,
+    match_to_proxies,
+    matched_order,
+    proxy_components,
+    score_dag,
+)
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -214,6 +220,23 @@ def test_matching_recovers_a_known_permutation():
     assert sc["shd"] == 1 and not sc["edges"][(1, 2)] and sc["edges"][(0, 1)]
 
 
+def test_complete_dag_in_the_matched_order():
+    matching = np.array([2, 0, 1])  # latent 0 is ED, latent 1 is BG, latent 2 is CD
+    # Latents in the order 1, 2, 0 are BG, CD, ED: the true order, every edge right.
+    assert matched_order([1, 2, 0], matching) == [0, 1, 2]
+    sc = complete_dag_in_order([1, 2, 0], matching, cp.TRUE_ADJACENCY)
+    assert sc["exact_dag"] and all(sc["edges"].values())
+    # Order 1, 0, 2 is BG, ED, CD: BG -> CD and BG -> ED right, CD -> ED reversed.
+    assert matched_order([1, 0, 2], matching) == [0, 2, 1]
+    sc = complete_dag_in_order([1, 0, 2], matching, cp.TRUE_ADJACENCY)
+    assert sc["edges"] == {(0, 1): True, (0, 2): True, (1, 2): False} and sc["shd"] == 1
+    # The reversed true order gets no edge.
+    sc = complete_dag_in_order([0, 2, 1], matching, cp.TRUE_ADJACENCY)
+    assert not any(sc["edges"].values()) and sc["shd"] == 3
+    with pytest.raises(ValueError, match="order"):
+        matched_order([0, 0, 1], matching)
+
+
 # ------------------------------------------------------------- end to end
 @pytest.mark.slow
 def test_tiny_run_end_to_end(encoder, tmp_path):
@@ -227,6 +250,12 @@ def test_tiny_run_end_to_end(encoder, tmp_path):
     assert set(runs.representation) == set(llm.REPRESENTATIONS)
     assert runs.shd.between(0, 3).all() and runs.locr2_truth.between(0, 1).all()
     assert (runs.shd == 0).eq(runs.exact_dag).all()
+    # Each method's DAG follows its own order, so the complete DAG in the matched
+    # order has every edge the method got right, and more.
+    right = runs[["BG->CD", "BG->ED", "CD->ED"]].astype(int).sum(axis=1)
+    assert (runs.complete_in_order_edges >= right).all()
+    assert runs.matched_order.map(lambda o: sorted(o.split(","))).eq(
+        [sorted(cp.PARTS)] * len(runs)).all()
     assert len(design) == 3 and design.r2_story.between(0, 1).all()
     assert timing["encode"] > 0
     import json

@@ -51,7 +51,13 @@ from .embedding import (
     load_encoder,
     second_step_matrix,
 )
-from .matching import match_to_proxies, proxy_components, score_dag
+from .matching import (
+    complete_dag_in_order,
+    match_to_proxies,
+    matched_order,
+    proxy_components,
+    score_dag,
+)
 
 __all__ = [
     "METHODS",
@@ -275,7 +281,13 @@ def fit_method(method: str, X_list: list[np.ndarray], random_state: int) -> dict
 
 
 def _score(fit: dict, proxies: list[list[np.ndarray]], corpus: Corpus) -> dict:
-    """Proxy matching and DAG score, plus the check against the true grades."""
+    """Proxy matching and DAG score, plus the check against the true grades.
+
+    Besides the scores, the row keeps ``matched_order`` (the method's causal
+    order as part names under the proxy matching, root first, e.g.
+    ``"BG,CD,ED"``) and the score of the complete DAG in that order
+    (``complete_in_order_edges``, ``complete_in_order_exact``).
+    """
     from ..metrics import evaluate
 
     m = proxies[0][0].shape[0]
@@ -288,7 +300,13 @@ def _score(fit: dict, proxies: list[list[np.ndarray]], corpus: Corpus) -> dict:
            "shd_truth": truth["shd"], "exact_dag_truth": truth["exact_dag"],
            "locr2_truth": truth["locr2"],
            "matching_agrees": bool(np.array_equal(matching, truth["matching"])),
-           "n_edges": int(np.sum(fit["adjacency"] != 0))}
+           "n_edges": int(np.sum(fit["adjacency"] != 0)),
+           # The method's order in part names, root first, and the trivial
+           # baseline that keeps that order but returns every edge along it.
+           "matched_order": ",".join(PARTS[j] for j in matched_order(fit["order"], matching))}
+    dense = complete_dag_in_order(fit["order"], matching, TRUE_ADJACENCY)
+    row["complete_in_order_edges"] = int(sum(dense["edges"].values()))
+    row["complete_in_order_exact"] = bool(dense["exact_dag"])
     for edge, ok in sc["edges"].items():
         row[EDGE_NAMES[edge]] = ok
     return row

@@ -20,7 +20,8 @@ from scipy.optimize import linear_sum_assignment
 from ..disentangle import surrounded_sets
 from ..metrics import shd
 
-__all__ = ["proxy_components", "proxy_locr2_matrix", "match_to_proxies", "score_dag"]
+__all__ = ["proxy_components", "proxy_locr2_matrix", "match_to_proxies", "score_dag",
+           "matched_order", "complete_dag_in_order"]
 
 
 def proxy_components(proxy: list[np.ndarray], n_components: int = 5) -> list[np.ndarray]:
@@ -124,3 +125,53 @@ def score_dag(est_adjacency: np.ndarray, matching: np.ndarray,
     s = shd(A, B)
     edges = {(int(i), int(j)): bool(B[i, j]) for i, j in zip(*np.nonzero(A))}
     return {"shd": s, "exact_dag": s == 0, "edges": edges, "est_adjacency_matched": B}
+
+
+def matched_order(order, matching: np.ndarray) -> list[int]:
+    """A method's causal order expressed in the true nodes under a matching.
+
+    Parameters
+    ----------
+    order : sequence of int
+        The recovered latents in causal order, root first.
+    matching : ndarray (d,)
+        ``matching[i]``: the true node of recovered latent i.
+
+    Returns
+    -------
+    list of int
+        The true nodes in the order the method put their matched latents.
+    """
+    order = [int(i) for i in order]
+    matching = np.asarray(matching, dtype=int)
+    if sorted(order) != list(range(len(matching))):
+        raise ValueError(f"order must be a permutation of 0..{len(matching) - 1}, got {order}.")
+    return [int(matching[i]) for i in order]
+
+
+def complete_dag_in_order(order, matching: np.ndarray, true_adjacency: np.ndarray) -> dict:
+    """Score the complete DAG that follows a method's causal order.
+
+    The trivial baseline "the complete DAG in the matched order": every
+    earlier latent of ``order`` points to every later one, scored with
+    :func:`score_dag` under the same matching as the method's own DAG. It
+    shows what a dense output in the method's order would get.
+
+    Parameters
+    ----------
+    order : sequence of int
+        The recovered latents in causal order, root first.
+    matching : ndarray (d,)
+    true_adjacency : ndarray (d, d)
+
+    Returns
+    -------
+    dict
+        As :func:`score_dag`.
+    """
+    order = [int(i) for i in order]
+    matched_order(order, matching)  # validates the order
+    B = np.zeros((len(order), len(order)), dtype=int)
+    for a, i in enumerate(order):
+        B[i, order[a + 1:]] = 1
+    return score_dag(B, matching, true_adjacency)
