@@ -6,10 +6,11 @@ Workloads (d = 5 latents, K = 6 environments, p = 10 measurements):
   (every weight and noise law changes across environments; no
   observational environment);
 * ``single-hard-gauss`` / ``single-hard-laplace`` / ``single-soft-laplace``:
-  :func:`creator_plugin.interventional.simulate_single_node` (environment 0
+  the zoo families ``single_node_hard``, ``single_node_hard_laplace`` and
+  ``single_node_soft`` (:mod:`creator_plugin.interventional`: environment 0
   observational, one single-node intervention per latent);
-* ``multi-hard-laplace``: :func:`creator_plugin.interventional.simulate_multi_node`
-  (unknown multi-node interventions);
+* ``multi-hard-laplace``: the zoo family ``multi_node`` (unknown multi-node
+  interventions);
 * ``creator-pure``: CREATOR's workload with a pure measurement model (two pure
   indicators per latent, p = 10, measurement noise 0.2), GIN's assumption.
 
@@ -38,24 +39,24 @@ from pathlib import Path
 
 import pandas as pd
 
-from creator_plugin import CREATOR, simulate
+from creator_plugin import CREATOR, simulate, simulate_family
 from creator_plugin.benchmark.baselines import METHODS
 from creator_plugin.benchmark.isolation import FitTimeout, call_with_time_limit
 from creator_plugin.benchmark.scoring import score
-from creator_plugin.interventional import simulate_multi_node, simulate_single_node
 
 D, K, P = 5, 6, 10
 
 WORKLOADS = {
     "creator": lambda n, s: simulate(D, K, n, n_features=P, random_state=s),
-    "single-hard-gauss": lambda n, s: simulate_single_node(
-        D, K, n, n_features=P, random_state=s, intervention="hard", noise="gaussian"),
-    "single-hard-laplace": lambda n, s: simulate_single_node(
-        D, K, n, n_features=P, random_state=s, intervention="hard", noise="laplace"),
-    "single-soft-laplace": lambda n, s: simulate_single_node(
-        D, K, n, n_features=P, random_state=s, intervention="soft", noise="laplace"),
-    "multi-hard-laplace": lambda n, s: simulate_multi_node(
-        D, K, n, n_features=P, random_state=s, intervention="hard", noise="laplace"),
+    # the interventional families of the zoo (creator_plugin.interventional)
+    "single-hard-gauss": lambda n, s: simulate_family(
+        "single_node_hard", D, K, n, n_features=P, random_state=s),
+    "single-hard-laplace": lambda n, s: simulate_family(
+        "single_node_hard_laplace", D, K, n, n_features=P, random_state=s),
+    "single-soft-laplace": lambda n, s: simulate_family(
+        "single_node_soft", D, K, n, n_features=P, random_state=s),
+    "multi-hard-laplace": lambda n, s: simulate_family(
+        "multi_node", D, K, n, n_features=P, random_state=s),
     "creator-pure": lambda n, s: simulate(D, K, n, mixing="pure", indicators_per_latent=2,
                                           measurement_noise=0.2, random_state=s),
 }
