@@ -94,7 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sim.add_argument("--family", nargs="+", default=None, metavar="NAME",
                      help="workload families of the zoo (creator_plugin.simulation.FAMILIES: "
                           "paper, heavy_tails, wide_scales, signed_weights, measured, unequal_n, "
-                          "near_gaussian, weak_weights, discrete_noise); one cell per family")
+                          "near_gaussian, weak_weights, discrete_noise, and the interventional "
+                          "single_node_hard, single_node_hard_laplace, single_node_soft, "
+                          "multi_node); one cell per family")
     sim.add_argument("--indicators-per-latent", type=int, nargs="+", metavar="M",
                      help="measurements per latent with --mixing pure (default 3)")
     data = parser.add_argument_group("your data with its truth (instead of a preset)")
