@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from creator_plugin import CREATOR, simulate, simulate_family
@@ -92,17 +94,48 @@ def _methods(names):
     return {n: table[n] for n in names}
 
 
-def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0, out=None):
-    """All fits; with ``out``, the rows so far are rewritten to it after every fit."""
+def _call_in_process(fit, args, time_limit):
+    """``fit(*args)`` in this process, interrupted by SIGALRM after ``time_limit`` s.
+
+    Starting a process per fit costs seconds (imports) on a busy machine,
+    more than the fits of the fast methods; the alarm still bounds each fit
+    (it interrupts Python code between bytecodes, so a long compiled call
+    overruns until it returns).
+    """
+    def _alarm(signum, frame):
+        raise FitTimeout(f"fit exceeded {time_limit:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, time_limit)
+    try:
+        start = time.perf_counter()
+        result = fit(*args)
+        return result, time.perf_counter() - start
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run(workloads, methods, seeds, n_samples, time_limit, first_seed=0, out=None,
+        in_process=False):
+    """All fits; with ``out``, the rows so far are rewritten to it after every fit.
+
+    With ``in_process`` every fit runs in this process under a SIGALRM time
+    limit (:func:`_call_in_process`) instead of a child process per fit.
+    """
     rows = []
     for wname in workloads:
         for seed in range(first_seed, first_seed + seeds):
             sim = WORKLOADS[wname](n_samples, 50_000 + seed)
             for mname, fit in methods.items():
                 row = {"workload": wname, "method": mname, "seed": seed, "n_samples": n_samples,
-                       "time_limit": time_limit}
+                       "time_limit": time_limit, "in_process": in_process}
                 try:
-                    result, secs = call_with_time_limit(fit, (sim.X, D, seed), {}, time_limit)
+                    if in_process:
+                        result, secs = _call_in_process(fit, (sim.X, D, seed), time_limit)
+                    else:
+                        result, secs = call_with_time_limit(fit, (sim.X, D, seed), {},
+                                                            time_limit)
                     adj, lat, order, *info = result
                     row.update(status="ok", seconds=secs,
                                info=json.dumps(info[0], default=str) if info else "",
@@ -143,6 +176,81 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def _cell(values, best):
+    text = f"{values:.2f}" if isinstance(values, float) else str(values)
+    return f"**{text}**" if best else text
+
+
+def markdown_tables(df: pd.DataFrame) -> str:
+    """The results page's tables, computed from the rows of a run.
+
+    Per workload (rows) and method (columns): mean SHD / mean MCC over the
+    fits that finished, the best of each bold (ties bold too), the number of
+    fits behind each cell; then the median seconds per fit, the mean number
+    of edges each method returns beside the true graphs' mean, and the issue
+    kinds of CREATOR's verdict with how many fits raised each.
+    """
+    ok = df[df.status == "ok"]
+    workloads = list(dict.fromkeys(df.workload))
+    methods = list(dict.fromkeys(df.method))
+    g = ok.groupby(["workload", "method"])
+    shd, mcc = g.shd_corr.mean(), g.mcc.mean()
+    fits = g.size()
+    total = df.groupby(["workload", "method"]).size()
+    lines = ["| workload | " + " | ".join(methods) + " |",
+             "|---" * (len(methods) + 1) + "|"]
+    for w in workloads:
+        row_shd = {m: shd.get((w, m)) for m in methods}
+        row_mcc = {m: mcc.get((w, m)) for m in methods}
+        best_shd = min(v for v in row_shd.values() if v is not None)
+        best_mcc = max(v for v in row_mcc.values() if v is not None)
+        cells = []
+        for m in methods:
+            if row_shd[m] is None:
+                cells.append(f"— (0/{total.get((w, m), 0)} fits)")
+                continue
+            cell = (_cell(row_shd[m], np.isclose(row_shd[m], best_shd)) + " / "
+                    + _cell(row_mcc[m], np.isclose(row_mcc[m], best_mcc)))
+            if fits[(w, m)] != total[(w, m)]:
+                cell += f" ({fits[(w, m)]}/{total[(w, m)]} fits)"
+            cells.append(cell)
+        lines.append(f"| `{w}` | " + " | ".join(cells) + " |")
+    lines += ["", "Median seconds per fit:", "",
+              "| workload | " + " | ".join(methods) + " |",
+              "|---" * (len(methods) + 1) + "|"]
+    secs = g.seconds.median()
+    for w in workloads:
+        lines.append(f"| `{w}` | " + " | ".join(
+            f"{secs[(w, m)]:.2g}" if (w, m) in secs else "—" for m in methods) + " |")
+    lines += ["", "Mean edges returned (the true graphs' mean in the first column):", "",
+              "| workload | true | " + " | ".join(methods) + " |",
+              "|---" * (len(methods) + 2) + "|"]
+    edges = g.n_est_edges.mean()
+    true_edges = ok.groupby("workload").n_true_edges.mean()
+    for w in workloads:
+        lines.append(f"| `{w}` | {true_edges[w]:.2f} | " + " | ".join(
+            f"{edges[(w, m)]:.2f}" if (w, m) in edges else "—" for m in methods) + " |")
+    creator = ok[ok.method == "CREATOR"]
+    if len(creator):
+        lines += ["", "CREATOR's verdict (fits that raised each issue kind; "
+                  "\"trusted\": no issue):", "",
+                  "| workload | fits | trusted | issue kinds raised |", "|---|---|---|---|"]
+        for w in workloads:
+            sub = creator[creator.workload == w]
+            if not len(sub):
+                continue
+            kinds = [json.loads(i)["verdict"] for i in sub["info"]]
+            trusted = sum(k == ["trusted"] for k in kinds)
+            counts = pd.Series([x for k in kinds if k != ["trusted"] for x in k]).value_counts()
+            raised = ", ".join(f"{kind} ({c})" for kind, c in counts.items()) or "none"
+            lines.append(f"| `{w}` | {len(sub)} | {trusted} | {raised} |")
+    seeds = sorted(set(df.seed))
+    lines += ["", f"Seeds {seeds[0]}–{seeds[-1]} ({len(seeds)} per cell at most), "
+              f"{int(df.n_samples.iloc[0])} rows per environment, "
+              f"time limit {df.time_limit.iloc[0]:g} s per fit."]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20)
@@ -153,13 +261,22 @@ def main(argv=None) -> None:
                     default=["CREATOR", "LinCD", "LSCALE-I (hard)", "LSCALE-I (soft)",
                              "GIN", "GIN (tests by variable)"])
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per fit")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run every fit in this process under a SIGALRM limit instead of a "
+                         "child process per fit (saves the start-up of a process per fit)")
     ap.add_argument("--out", default="benchmarks/results/peers/table.csv")
+    ap.add_argument("--table", metavar="CSV",
+                    help="print the results page's markdown tables of the rows in CSV "
+                         "and exit (no fits)")
     args = ap.parse_args(argv)
+    if args.table:
+        print(markdown_tables(pd.read_csv(args.table)))
+        return
     start = time.perf_counter()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     df = run(args.workloads, _methods(args.methods), args.seeds, args.n, args.time_limit,
-             args.first_seed, out)
+             args.first_seed, out, args.in_process)
     summary = summarise(df)
     summary.to_csv(out.with_name(out.stem + "_summary.csv"), index=False)
     print(summary.to_string(index=False))
