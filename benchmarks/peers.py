@@ -63,13 +63,18 @@ WORKLOADS = {
                                           measurement_noise=0.2, random_state=s),
 }
 
-#: What each method assumes, for the table.
+#: What each method assumes (the results page's assumptions table).
 ASSUMES = {
     "CREATOR": "weights and noise laws change across environments; non-Gaussian noise",
     "LinCD": "observational env. + one single-node (hard) intervention per latent; 2nd moments",
     "LSCALE-I (hard)": "observational env. + one hard single-node intervention per latent, "
                        "environments ordered by target; Gaussian scores",
     "LSCALE-I (soft)": "as LSCALE-I (hard), soft interventions: latents up to ancestors",
+    "LiNGCReL": "every latent's noise law the same in all environments, different between "
+                "latents; non-Gaussian noise",
+    "PCA+MultiGroupDirectLiNGAM": "latents = PCA scores of the pooled data; one causal order "
+                                  "shared by the environments",
+    "PCA+ICA-LiNGAM (pooled)": "latents = PCA scores of the pooled data; environments pooled",
     "GIN": "pure measurement model (>= 2 pure indicators per latent), one SEM",
     "GIN (tests by variable)": "pure measurement model (>= 2 pure indicators per latent), one SEM",
 }
