@@ -186,6 +186,16 @@ def _cell(values, best):
     return f"**{text}**" if best else text
 
 
+def common_seeds(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the seeds that every method of their workload has a row for."""
+    keep = []
+    for _, sub in df.groupby("workload", sort=False):
+        per_method = sub.groupby("method").seed.apply(set)
+        seeds = set.intersection(*per_method)
+        keep.append(sub[sub.seed.isin(seeds)])
+    return pd.concat(keep)
+
+
 def markdown_tables(df: pd.DataFrame) -> str:
     """The results page's tables, computed from the rows of a run.
 
@@ -231,7 +241,7 @@ def markdown_tables(df: pd.DataFrame) -> str:
               "| workload | true | " + " | ".join(methods) + " |",
               "|---" * (len(methods) + 2) + "|"]
     edges = g.n_est_edges.mean()
-    true_edges = ok.groupby("workload").n_true_edges.mean()
+    true_edges = ok.drop_duplicates(["workload", "seed"]).groupby("workload").n_true_edges.mean()
     for w in workloads:
         lines.append(f"| `{w}` | {true_edges[w]:.2f} | " + " | ".join(
             f"{edges[(w, m)]:.2f}" if (w, m) in edges else "—" for m in methods) + " |")
@@ -249,10 +259,22 @@ def markdown_tables(df: pd.DataFrame) -> str:
             counts = pd.Series([x for k in kinds if k != ["trusted"] for x in k]).value_counts()
             raised = ", ".join(f"{kind} ({c})" for kind, c in counts.items()) or "none"
             lines.append(f"| `{w}` | {len(sub)} | {trusted} | {raised} |")
+    gin = ok[ok["info"].fillna("").str.contains('"clusters"')]
+    if len(gin):
+        lines += ["", "Clusters GIN found (of the latents' count), per fit:", "",
+                  "| workload | method | fits | clusters found, mean | range |",
+                  "|---|---|---|---|---|"]
+        for (w, m), sub in gin.groupby(["workload", "method"], sort=False):
+            n = [len(json.loads(i)["clusters"]) for i in sub["info"]]
+            lines.append(f"| `{w}` | {m} | {len(n)} | {np.mean(n):.2f} | {min(n)}–{max(n)} |")
     seeds = sorted(set(df.seed))
+    by_limit = df.groupby("time_limit", sort=False).method.unique()
+    limits = "; ".join(f"{t:g} s ({', '.join(ms)})" for t, ms in by_limit.items())
+    if df.time_limit.nunique() == 1:
+        limits = f"{df.time_limit.iloc[0]:g} s"
     lines += ["", f"Seeds {seeds[0]}–{seeds[-1]} ({len(seeds)} per cell at most), "
               f"{int(df.n_samples.iloc[0])} rows per environment, "
-              f"time limit {df.time_limit.iloc[0]:g} s per fit."]
+              f"time limit per fit: {limits}."]
     return "\n".join(lines)
 
 
@@ -270,12 +292,18 @@ def main(argv=None) -> None:
                     help="run every fit in this process under a SIGALRM limit instead of a "
                          "child process per fit (saves the start-up of a process per fit)")
     ap.add_argument("--out", default="benchmarks/results/peers/table.csv")
-    ap.add_argument("--table", metavar="CSV",
-                    help="print the results page's markdown tables of the rows in CSV "
-                         "and exit (no fits)")
+    ap.add_argument("--table", metavar="CSV", nargs="+",
+                    help="print the results page's markdown tables of the rows in the CSV "
+                         "files (concatenated) and exit (no fits)")
+    ap.add_argument("--common-seeds", action="store_true",
+                    help="with --table: keep, per workload, only the seeds every method has "
+                         "a row for (a partial run beside a full one)")
     args = ap.parse_args(argv)
     if args.table:
-        print(markdown_tables(pd.read_csv(args.table)))
+        df = pd.concat([pd.read_csv(f) for f in args.table])
+        if args.common_seeds:
+            df = common_seeds(df)
+        print(markdown_tables(df))
         return
     start = time.perf_counter()
     out = Path(args.out)

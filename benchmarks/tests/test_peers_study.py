@@ -56,4 +56,15 @@ def test_rows_and_tables_from_a_tiny_run(tmp_path):
     # means over the finished fits, best SHD and best MCC bold, unfinished fits counted
     assert "| `w` | **2.00** / 0.80 | 4.00 / **0.95** (2/3 fits) |" in text
     assert "| `w` | 2 | 1 | unreliable_order (1) |" in text
-    assert "Seeds 0–2 (3 per cell at most)" in text
+    assert ("Seeds 0–2 (3 per cell at most), 10 rows per environment, "
+            "time limit per fit: 5 s.") in text
+
+
+def test_common_seeds_keeps_the_seeds_of_every_method():
+    from peers import common_seeds
+
+    df = pd.DataFrame({"workload": ["w"] * 5 + ["v"], "method": ["a", "a", "a", "b", "b", "a"],
+                       "seed": [0, 1, 2, 0, 1, 7]})
+    kept = common_seeds(df)
+    assert sorted(kept[kept.workload == "w"].seed) == [0, 0, 1, 1]
+    assert list(kept[kept.workload == "v"].seed) == [7]
