@@ -80,13 +80,25 @@ def test_bench_cli_runs_an_interventional_family(tmp_path):
     from creator_plugin.benchmark.cli import main
 
     out = tmp_path / "bench"
-    rc = main(["--family", "single_node_hard", "--d", "3", "--K", "4", "--n", "300",
-               "--seeds", "1", "--methods", "LinCD", "LSCALE-I (hard)", "--out", str(out),
-               "--no-figures", "--no-progress"])
+    methods = ["CREATOR", "LiNGCReL", "LinCD", "LSCALE-I (hard)", "LSCALE-I (soft)"]
+    rc = main(["--family", "single_node_hard", "--d", "3", "--n", "300", "--seeds", "1",
+               "--methods", *methods, "--out", str(out), "--no-figures", "--no-progress"])
     assert rc == 0
     import pandas as pd
 
     rows = pd.read_csv(out / "results.csv")
     assert set(rows["family"]) == {"single_node_hard"}
-    assert set(rows["method"]) == {"LinCD", "LSCALE-I (hard)"}
+    assert set(rows["n_environments"]) == {4}  # observational + one per latent
+    assert set(rows["method"]) == set(methods)
     assert (rows["status"] == "ok").all()
+
+
+def test_bench_cells_give_interventional_families_one_environment_per_latent_more():
+    from creator_plugin.benchmark.workloads import simulation_cells
+
+    cells = simulation_cells([3, 4], families=["single_node_soft", "paper"])
+    K = {(c["family"], c["n_latent"]): c["n_environments"] for c in cells}
+    assert K == {("single_node_soft", 3): 4, ("single_node_soft", 4): 5,
+                 ("paper", 3): 3, ("paper", 4): 4}
+    given = simulation_cells([3], Ks=[6], families=["multi_node"])
+    assert [c["n_environments"] for c in given] == [6]

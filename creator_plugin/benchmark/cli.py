@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "simulated cells (instead of a preset; one cell per combination)")
     sim.add_argument("--d", type=int, nargs="+", metavar="D", help="latent nodes")
     sim.add_argument("--K", type=int, nargs="+", metavar="K",
-                     help="environments (default: K = d)")
+                     help="environments (default: K = d; K = d + 1 for the interventional "
+                          "families)")
     sim.add_argument("--n", type=int, nargs="+", metavar="N",
                      help="rows per environment (default 1000)")
     sim.add_argument("--p", type=int, nargs="+", metavar="P",
