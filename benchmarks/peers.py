@@ -301,6 +301,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.table:
         df = pd.concat([pd.read_csv(f) for f in args.table])
+        df = df[df.workload.isin(args.workloads)]
         if args.common_seeds:
             df = common_seeds(df)
         print(markdown_tables(df))
