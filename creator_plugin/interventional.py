@@ -37,9 +37,17 @@ from __future__ import annotations
 import numpy as np
 
 from ._random import as_generator
-from .simulation import NOISE_DISTRIBUTIONS, Simulation
+from .simulation import FAMILIES, NOISE_DISTRIBUTIONS, Simulation
 
-__all__ = ["simulate_multi_node", "simulate_single_node"]
+__all__ = [
+    "INTERVENTIONAL_FAMILIES",
+    "family_multi_node",
+    "family_single_node_hard",
+    "family_single_node_hard_laplace",
+    "family_single_node_soft",
+    "simulate_multi_node",
+    "simulate_single_node",
+]
 
 _HARD_SCALE = (1.5, 2.5)
 
@@ -226,3 +234,83 @@ def simulate_multi_node(
                   intervention=intervention, noise=noise, edge_prob=edge_prob,
                   target_prob=target_prob, model="multi_node")
     return _build(rng, A, order, env_targets, sizes, p, noise, intervention, params)
+
+
+# ---------------------------------------------------------------------------
+# The same data models as named workload families of the zoo
+# (:data:`creator_plugin.simulation.FAMILIES`), with the zoo's signature
+# ``fn(n_latent, n_environments, n_samples, *, n_features=None,
+# random_state=None)``. They are registered here, not in simulation.py,
+# because this module builds on simulation.py (one import direction); the
+# package's ``__init__`` imports this module, so the registry is complete
+# whenever ``creator_plugin`` is imported.
+# ---------------------------------------------------------------------------
+
+
+def _as_family(sim: Simulation, family: str) -> Simulation:
+    sim.params = {**sim.params, "family": family, "measurement_noise": 0.0}
+    return sim
+
+
+def family_single_node_hard(n_latent=5, n_environments=6, n_samples=1000, *, n_features=None,
+                            random_state=None) -> Simulation:
+    """Observational environment plus hard single-node interventions, Gaussian noise.
+
+    :func:`simulate_single_node` with ``intervention="hard"``,
+    ``noise="gaussian"``: environment 0 observational, environment ``k >= 1``
+    removes the incoming edges of one node and redraws its noise scale
+    (``U(1.5, 2.5)``); the targets are a random permutation of the nodes,
+    so ``n_environments = n_latent + 1`` intervenes on every node once.
+    The data model of LinCD and LSCALE-I. Outside CREATOR's assumptions
+    (Gaussian noise; only the intervened node changes between environments).
+    """
+    return _as_family(simulate_single_node(
+        n_latent, n_environments, n_samples, n_features=n_features, random_state=random_state,
+        intervention="hard", noise="gaussian"), "single_node_hard")
+
+
+def family_single_node_hard_laplace(n_latent=5, n_environments=6, n_samples=1000, *,
+                                    n_features=None, random_state=None) -> Simulation:
+    """As ``single_node_hard``, with Laplace noise (standardised) at every node."""
+    return _as_family(simulate_single_node(
+        n_latent, n_environments, n_samples, n_features=n_features, random_state=random_state,
+        intervention="hard", noise="laplace"), "single_node_hard_laplace")
+
+
+def family_single_node_soft(n_latent=5, n_environments=6, n_samples=1000, *, n_features=None,
+                            random_state=None) -> Simulation:
+    """Observational environment plus soft single-node interventions, Laplace noise.
+
+    :func:`simulate_single_node` with ``intervention="soft"``,
+    ``noise="laplace"``: an intervention redraws the intervened node's
+    incoming weights (``+-U(0.5, 1.5)``) and its noise scale (``U(1.5, 2.5)``).
+    The data model of LSCALE-I (soft).
+    """
+    return _as_family(simulate_single_node(
+        n_latent, n_environments, n_samples, n_features=n_features, random_state=random_state,
+        intervention="soft", noise="laplace"), "single_node_soft")
+
+
+def family_multi_node(n_latent=5, n_environments=6, n_samples=1000, *, n_features=None,
+                      random_state=None) -> Simulation:
+    """Observational environment plus unknown hard multi-node interventions, Laplace noise.
+
+    :func:`simulate_multi_node` with ``intervention="hard"``,
+    ``noise="laplace"``, ``target_prob=0.5``: environment ``k >= 1``
+    intervenes on a random set of nodes (linearly independent target sets).
+    The data model of UMNI-CRL.
+    """
+    return _as_family(simulate_multi_node(
+        n_latent, n_environments, n_samples, n_features=n_features, random_state=random_state,
+        intervention="hard", noise="laplace"), "multi_node")
+
+
+#: The interventional families: name -> generator (also in
+#: :data:`creator_plugin.simulation.FAMILIES` and ``FLAG_FAMILIES``).
+INTERVENTIONAL_FAMILIES = {
+    "single_node_hard": family_single_node_hard,
+    "single_node_hard_laplace": family_single_node_hard_laplace,
+    "single_node_soft": family_single_node_soft,
+    "multi_node": family_multi_node,
+}
+FAMILIES.update(INTERVENTIONAL_FAMILIES)

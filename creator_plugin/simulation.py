@@ -579,9 +579,17 @@ FAMILIES = {
     "discrete_noise": family_discrete_noise,
 }
 
+# The interventional families (an observational environment plus single- or
+# multi-node interventions: the data models of LinCD, LSCALE-I and UMNI-CRL)
+# are added to FAMILIES by creator_plugin.interventional, which builds on this
+# module; importing creator_plugin imports it.
+
 #: Families whose fits a verdict should flag rather than trust (the others are
 #: clearly non-Gaussian with heterogeneous weights, where CREATOR should fit).
-FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise", "interventional")
+#: The interventional ones are outside CREATOR's heterogeneity condition:
+#: only the intervened nodes change between environments.
+FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise", "single_node_hard",
+                 "single_node_hard_laplace", "single_node_soft", "multi_node")
 
 
 def simulate_family(
@@ -602,7 +610,12 @@ def simulate_family(
         ``"wide_scales"``, ``"signed_weights"``, ``"measured"``,
         ``"unequal_n"`` (clearly non-Gaussian noise, heterogeneous weights),
         or ``"near_gaussian"``, ``"weak_weights"``, ``"discrete_noise"``
-        (workloads outside CREATOR's assumptions, see :data:`FLAG_FAMILIES`).
+        (workloads outside CREATOR's assumptions, see :data:`FLAG_FAMILIES`),
+        or the interventional ``"single_node_hard"`` (Gaussian noise),
+        ``"single_node_hard_laplace"``, ``"single_node_soft"`` (Laplace) and
+        ``"multi_node"`` (Laplace): an observational environment 0 plus
+        interventions that change only the intervened nodes
+        (:mod:`creator_plugin.interventional`; also flag families).
         Each family's generator documents its laws.
     n_latent, n_environments : int, default=5
     n_samples : int or list of int, default=1000

@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "simulated cells (instead of a preset; one cell per combination)")
     sim.add_argument("--d", type=int, nargs="+", metavar="D", help="latent nodes")
     sim.add_argument("--K", type=int, nargs="+", metavar="K",
-                     help="environments (default: K = d)")
+                     help="environments (default: K = d; K = d + 1 for the interventional "
+                          "families)")
     sim.add_argument("--n", type=int, nargs="+", metavar="N",
                      help="rows per environment (default 1000)")
     sim.add_argument("--p", type=int, nargs="+", metavar="P",
@@ -94,7 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sim.add_argument("--family", nargs="+", default=None, metavar="NAME",
                      help="workload families of the zoo (creator_plugin.simulation.FAMILIES: "
                           "paper, heavy_tails, wide_scales, signed_weights, measured, unequal_n, "
-                          "near_gaussian, weak_weights, discrete_noise); one cell per family")
+                          "near_gaussian, weak_weights, discrete_noise, and the interventional "
+                          "single_node_hard, single_node_hard_laplace, single_node_soft, "
+                          "multi_node); one cell per family")
     sim.add_argument("--indicators-per-latent", type=int, nargs="+", metavar="M",
                      help="measurements per latent with --mixing pure (default 3)")
     data = parser.add_argument_group("your data with its truth (instead of a preset)")

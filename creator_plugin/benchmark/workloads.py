@@ -218,7 +218,9 @@ def simulation_cells(
     ds : sequence of int
         Latent nodes d.
     Ks : sequence of int, optional
-        Environments; default K = d for every d.
+        Environments; default K = d for every d (K = d + 1 for the
+        interventional families: an observational environment plus one
+        intervention per latent).
     ns : sequence of int, default=(1000,)
         Rows per environment.
     ps : sequence of int, optional
@@ -256,9 +258,14 @@ def simulation_cells(
                 or tuple(measurement_noises) != (0.0,) or mixing != "gaussian"):
             raise ValueError("families: a family fixes its own setting, edge probability, "
                              "measurement noise and mixing; leave them at their defaults.")
+        from ..interventional import INTERVENTIONAL_FAMILIES
+
         cells = []
         for fam, d, n in product(families, ds, ns):
-            for K in (Ks if Ks is not None else (d,)):
+            # an interventional family needs the observational environment
+            # plus one per latent for its methods (LinCD, LSCALE-I)
+            default_K = d + 1 if fam in INTERVENTIONAL_FAMILIES else d
+            for K in (Ks if Ks is not None else (default_K,)):
                 base = {"grid": grid, "family": fam, "n_latent": d, "n_environments": K,
                         "n_samples": n}
                 cells += [{**base, "n_features": p} for p in ps] if ps is not None else [base]
