@@ -37,7 +37,10 @@ def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
     """``(page, command)`` for every command the results pages state.
 
     A command is a ``$`` line of a ``console`` block or a line (not a
-    comment) of a ``bash`` block; a command stated on two pages runs once.
+    comment) of a ``bash`` block or of a ``console`` block without prompts;
+    a command stated on two pages runs once, and commands with placeholder
+    paths (``/path/to``: they need checkouts of other projects) are left
+    out.
 
     Parameters
     ----------
@@ -54,6 +57,9 @@ def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
         if pages and path.stem not in pages:
             continue
         for lang, block in _BLOCK.findall(path.read_text(encoding="utf-8")):
+            if lang == "console" and not any(
+                    line.startswith("$ ") for line in block.splitlines()):
+                lang = "bash"  # a console block without prompts lists bare commands
             command = None
             for line in block.splitlines():
                 if command is not None:
@@ -67,8 +73,8 @@ def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
                 if command.endswith("\\"):
                     command = command[:-1].rstrip()
                     continue
-                if "regenerate.py" not in command and _bare(command) not in {
-                        _bare(c) for _, c in found}:
+                if ("regenerate.py" not in command and "/path/to" not in command
+                        and _bare(command) not in {_bare(c) for _, c in found}):
                     found.append((path.stem, command))
                 command = None
     return found
