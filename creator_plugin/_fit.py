@@ -256,8 +256,8 @@ def fit_arrays(
     adjacency, decisions, tested, scales = _prune_stage(ordering, config, threshold)
     components, order, entangled, refinement = _disentangle_stage(
         ordering, config, adjacency, tested, scales)
-    mean = np.array([x.shape[0] for x in ordering.reduced]) @ red.env_means / sum(
-        x.shape[0] for x in ordering.reduced)
+    n_rows = np.array([x.shape[0] for x in ordering.reduced])
+    mean = n_rows @ red.env_means / int(n_rows.sum())
     del ordering  # only d x d results are needed from here on: room for the latents
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
@@ -324,9 +324,10 @@ def _prune_stage(stage: OrderingStage, config: FitConfig, threshold: float):
         tested = paper_coefficients(noises, raw_features, reference)
     # Unit pooled variance for the entangled features fixes their arbitrary scale.
     alphas = order.alphas / feature_sd
-    B = regression_matrices(noises, MappedArrays(X_red, [alphas] * K))
+    entangled = MappedArrays(X_red, [alphas] * K)
+    B = regression_matrices(noises, entangled)
     if not config.paper_mode:
-        tested = standardised_coefficients(B, noises, MappedArrays(X_red, [alphas] * K))
+        tested = standardised_coefficients(B, noises, entangled)
     adjacency, decisions = prune(tested, rule=config.pruning, threshold=threshold)
     return adjacency, decisions, tested, (alphas, feature_sd, reference, B)
 
