@@ -252,7 +252,7 @@ def _as_family(sim: Simulation, family: str) -> Simulation:
     return sim
 
 
-def family_single_node_hard(n_latent=5, n_environments=6, n_samples=1000, *, n_features=None,
+def family_single_node_hard(n_latent=5, n_environments=None, n_samples=1000, *, n_features=None,
                             random_state=None) -> Simulation:
     """Observational environment plus hard single-node interventions, Gaussian noise.
 
@@ -260,8 +260,8 @@ def family_single_node_hard(n_latent=5, n_environments=6, n_samples=1000, *, n_f
     ``noise="gaussian"``: environment 0 observational, environment ``k >= 1``
     removes the incoming edges of one node and redraws its noise scale
     (``U(1.5, 2.5)``); the targets are a random permutation of the nodes,
-    so ``n_environments = n_latent + 1`` intervenes on every node once.
-    The data model of LinCD and LSCALE-I. Outside CREATOR's assumptions
+    so the default ``n_environments = n_latent + 1`` intervenes on every
+    node once. The data model of LinCD and LSCALE-I. Outside CREATOR's assumptions
     (Gaussian noise; only the intervened node changes between environments).
     """
     return _as_family(simulate_single_node(
@@ -269,7 +269,7 @@ def family_single_node_hard(n_latent=5, n_environments=6, n_samples=1000, *, n_f
         intervention="hard", noise="gaussian"), "single_node_hard")
 
 
-def family_single_node_hard_laplace(n_latent=5, n_environments=6, n_samples=1000, *,
+def family_single_node_hard_laplace(n_latent=5, n_environments=None, n_samples=1000, *,
                                     n_features=None, random_state=None) -> Simulation:
     """As ``single_node_hard``, with Laplace noise (standardised) at every node."""
     return _as_family(simulate_single_node(
@@ -277,7 +277,7 @@ def family_single_node_hard_laplace(n_latent=5, n_environments=6, n_samples=1000
         intervention="hard", noise="laplace"), "single_node_hard_laplace")
 
 
-def family_single_node_soft(n_latent=5, n_environments=6, n_samples=1000, *, n_features=None,
+def family_single_node_soft(n_latent=5, n_environments=None, n_samples=1000, *, n_features=None,
                             random_state=None) -> Simulation:
     """Observational environment plus soft single-node interventions, Laplace noise.
 
@@ -291,7 +291,7 @@ def family_single_node_soft(n_latent=5, n_environments=6, n_samples=1000, *, n_f
         intervention="soft", noise="laplace"), "single_node_soft")
 
 
-def family_multi_node(n_latent=5, n_environments=6, n_samples=1000, *, n_features=None,
+def family_multi_node(n_latent=5, n_environments=None, n_samples=1000, *, n_features=None,
                       random_state=None) -> Simulation:
     """Observational environment plus unknown hard multi-node interventions, Laplace noise.
 

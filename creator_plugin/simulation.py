@@ -595,7 +595,7 @@ FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise", "single_node
 def simulate_family(
     family: str,
     n_latent: int = 5,
-    n_environments: int = 5,
+    n_environments: int | None = None,
     n_samples: int | list[int] = 1000,
     *,
     n_features: int | None = None,
@@ -617,7 +617,12 @@ def simulate_family(
         interventions that change only the intervened nodes
         (:mod:`creator_plugin.interventional`; also flag families).
         Each family's generator documents its laws.
-    n_latent, n_environments : int, default=5
+    n_latent : int, default=5
+    n_environments : int, optional
+        Number of environments K. Default: 5 for the zoo's families, and
+        ``n_latent + 1`` for the interventional ones (the observational
+        environment plus one intervention per latent, the design their
+        methods assume).
     n_samples : int or list of int, default=1000
         Rows per environment.
     n_features : int, optional
@@ -638,5 +643,9 @@ def simulate_family(
     """
     if not isinstance(family, str) or family not in FAMILIES:
         raise ValueError(f"family must be one of {sorted(FAMILIES)}, got {family!r}.")
+    if n_environments is None:
+        # each generator's own default (5, or n_latent + 1 for the interventional ones)
+        return FAMILIES[family](n_latent, n_samples=n_samples, n_features=n_features,
+                                random_state=random_state)
     return FAMILIES[family](n_latent, n_environments, n_samples, n_features=n_features,
                             random_state=random_state)

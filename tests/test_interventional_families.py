@@ -102,3 +102,15 @@ def test_bench_cells_give_interventional_families_one_environment_per_latent_mor
                  ("paper", 3): 3, ("paper", 4): 4}
     given = simulation_cells([3], Ks=[6], families=["multi_node"])
     assert [c["n_environments"] for c in given] == [6]
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_default_environment_count_is_one_intervention_per_latent(d):
+    # the interventional families default to the observational environment
+    # plus one environment per latent; the zoo's other families keep 5
+    for family in INTERVENTIONAL_FAMILIES:
+        sim = simulate_family(family, d, n_samples=30, random_state=0)
+        assert len(sim.X) == d + 1 == len(sim.params["targets"])
+        if family != "multi_node":
+            assert sorted(t for ts in sim.params["targets"] for t in ts) == list(range(d))
+    assert len(simulate_family("paper", d, n_samples=30, random_state=0).X) == 5
