@@ -34,6 +34,20 @@ def test_in_process_time_limit():
     assert _call_in_process(lambda a: a + 1, (1,), 5)[0] == 2
 
 
+def test_cpu_time_limit_ignores_time_spent_waiting():
+    def busy_then_sleep(a):
+        time.sleep(0.5)  # waiting costs no CPU time
+        while True:
+            sum(range(1000))
+
+    start = time.perf_counter()
+    with pytest.raises(FitTimeout, match="cpu time"):
+        _call_in_process(busy_then_sleep, (1,), 0.2, clock="cpu")
+    assert time.perf_counter() - start >= 0.5  # the sleep did not count
+    result, cpu_seconds = _call_in_process(lambda a: time.sleep(0.3) or a, (4,), 5, clock="cpu")
+    assert result == 4 and cpu_seconds < 0.2
+
+
 def test_rows_and_tables_from_a_tiny_run(tmp_path):
     out = tmp_path / "rows.csv"
 
@@ -58,6 +72,9 @@ def test_rows_and_tables_from_a_tiny_run(tmp_path):
     assert "| `w` | 2 | 1 | unreliable_order (1) |" in text
     assert ("Seeds 0–2 (3 per cell at most), 10 rows per environment, "
             "time limit per fit: 5 s.") in text
+    rows["clock"] = np.where(rows.method == "Other", "cpu", None)
+    assert ("time limit per fit: 5 s (CREATOR); 5 s of CPU time (Other)."
+            in markdown_tables(rows))
 
 
 def test_common_seeds_keeps_the_seeds_of_every_method():
