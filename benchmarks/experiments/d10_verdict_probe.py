@@ -3,9 +3,13 @@
 Usage: python benchmarks/experiments/d10_verdict_probe.py 16,21,26,38,45,6,35,0,1,2
 (rows: benchmarks/results/ordering_repair/d10_tuning_verdict.jsonl).
 """
-import json, sys, warnings
+import json
+import sys
+import warnings
+
 from creator_plugin import CREATOR, simulate
 from creator_plugin.metrics import evaluate_model
+
 for seed in [int(s) for s in sys.argv[1].split(",")]:
     sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=seed)
     with warnings.catch_warnings(record=True) as w:
