@@ -240,7 +240,8 @@ def markdown_tables(df: pd.DataFrame) -> str:
                 cell += f" ({fits[(w, m)]}/{total[(w, m)]} fits)"
             cells.append(cell)
         lines.append(f"| `{w}` | " + " | ".join(cells) + " |")
-    lines += ["", "Median seconds per fit:", "",
+    cpu = "clock" in df and (df["clock"] == "cpu").all()
+    lines += ["", f"Median {'CPU ' if cpu else ''}seconds per fit:", "",
               "| workload | " + " | ".join(methods) + " |",
               "|---" * (len(methods) + 1) + "|"]
     secs = g.seconds.median()

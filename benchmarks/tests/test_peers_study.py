@@ -75,6 +75,9 @@ def test_rows_and_tables_from_a_tiny_run(tmp_path):
     rows["clock"] = np.where(rows.method == "Other", "cpu", None)
     assert ("time limit per fit: 5 s (CREATOR); 5 s of CPU time (Other)."
             in markdown_tables(rows))
+    assert "Median seconds per fit:" in markdown_tables(rows)
+    rows["clock"] = "cpu"
+    assert "Median CPU seconds per fit:" in markdown_tables(rows)
 
 
 def test_common_seeds_keeps_the_seeds_of_every_method():
