@@ -162,6 +162,24 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         16) and ``"max_samples"`` (row subsample per environment, default
         5000, None for all rows); the other scorers take none. Unknown keys
         are an error.
+    measurement_noise : {"auto", None}, default=None
+        Gaussian noise on the measurements themselves (``x = H y + e``).
+        ``"auto"`` estimates its variance in every environment from the
+        variance the reduction to ``n_latent`` dimensions discards (the
+        probabilistic-PCA estimate, assuming every column, in the units of
+        the reduction, carries noise of the same variance) and removes the
+        noise's share from every covariance the fit reads for a whitening
+        or a regression: the ordering's ICA whitening and residuals, the
+        canonical directions, the pruning's regressions and the
+        likelihood disentanglement. Otherwise the noise attenuates those
+        regressions (errors in variables) and non-edges get coefficients of
+        the noise's size. Only data with more columns than latents can
+        carry an estimate: with ``p == n_latent`` (and in paper mode) the
+        option changes nothing. An estimate larger than an environment's
+        data allow is shrunk so that every corrected covariance stays
+        positive definite (:mod:`creator_plugin.measurement_noise`). The
+        estimates are in ``diagnostics_["measurement_noise"]``. None: no
+        correction.
     weak_evidence_level : float in [0, 1], default=0.1
         If the best ordering score of a step, divided by K, exceeds this
         value, the candidate is far from a pure source in some environments
@@ -301,6 +319,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "standardize": ["boolean"],
         "ica_options": [dict, None],
         "scorer_options": [dict, None],
+        "measurement_noise": [StrOptions({"auto"}), None],
         "weak_evidence_level": [Interval(Real, 0, 1, closed="both")],
         "quality": ["boolean"],
         "quality_resamples": [Interval(Integral, 0, None, closed="left")],
@@ -323,6 +342,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,
+        measurement_noise: str | None = None,
         weak_evidence_level: float = 0.1,
         quality: bool = True,
         quality_resamples: int = 0,
@@ -338,6 +358,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.standardize = standardize
         self.ica_options = ica_options
         self.scorer_options = scorer_options
+        self.measurement_noise = measurement_noise
         self.weak_evidence_level = weak_evidence_level
         self.quality = quality
         self.quality_resamples = quality_resamples

@@ -98,12 +98,16 @@ class OrderingResult:
 
 def ica_directions(
     R: np.ndarray, m: int, *, random_state: int, max_iter: int = 400, tol: float = 1e-5,
-    fun: str = "logcosh",
+    fun: str = "logcosh", noise_cov: np.ndarray | None = None,
 ) -> tuple[np.ndarray, bool]:
     """ICA unmixing directions of the rank-``m`` residual ``R`` (n, d).
 
     ICA runs on R restricted to its m-dimensional column space; every
     unmixing row is returned as a direction in the d reduced coordinates.
+    With ``noise_cov`` (the covariance of Gaussian noise in R's rows) the
+    whitening uses the covariance of the signal (quasi-whitening), so the
+    sources' signal parts, not signal plus noise, are uncorrelated with
+    unit variance when FastICA looks for an orthogonal unmixing.
 
     Returns
     -------
@@ -122,7 +126,13 @@ def ica_directions(
     # Whiten with the Cholesky factor (unique, no sign choices) and start FastICA
     # from a seeded matrix: the result is then a deterministic function of the
     # data, equivariant to linear reparametrisations of the reduced coordinates.
-    chol = np.linalg.cholesky(np.cov(U, rowvar=False))
+    cov = np.cov(U, rowvar=False)
+    try:
+        chol = np.linalg.cholesky(
+            cov if noise_cov is None else cov - basis.T @ noise_cov @ basis)
+    except np.linalg.LinAlgError:
+        # A subsample whose signal covariance is not positive definite: plain whitening.
+        chol = np.linalg.cholesky(cov)
     white = np.linalg.inv(chol).T  # U @ white has identity covariance
     w_init = np.random.default_rng(random_state).standard_normal((m, m))
     ica = FastICA(
@@ -705,6 +715,15 @@ def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndar
     return noises
 
 
+def _residual_noise(noise_scatters, residual_maps, n_rows, k):
+    """Covariance of the measurement noise in environment k's residuals (None without)."""
+    if noise_scatters is None:
+        return None
+    P = residual_maps[k]
+    S = noise_scatters[k] / n_rows[k]
+    return S if P is None else P.T @ S @ P
+
+
 def topological_ordering(
     X_red: list[np.ndarray],
     *,
@@ -721,6 +740,7 @@ def topological_ordering(
     measurement_basis: np.ndarray | None = None,
     materialize: bool = True,
     reload=None,
+    noise_scatters: list[np.ndarray] | None = None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -775,6 +795,13 @@ def topological_ordering(
         environment exists during the search) and the list's entries are
         replaced by ``reload(k)`` afterwards. Only for callers that own
         ``X_red``.
+    noise_scatters : list of ndarray (d, d), optional
+        The share of Gaussian measurement noise in every ``X_red[k]^T X_red[k]``
+        (:mod:`creator_plugin.measurement_noise`). Given, every second moment
+        the search reads for a regression or a whitening (the residuals on
+        the earlier noises, the ICA's whitening, the canonical form, the
+        noise maps) is that of the signal; the contrasts and the polish read
+        the data as they are.
 
     Returns
     -------
@@ -789,6 +816,8 @@ def topological_ordering(
     # Every noise is X_k @ T_k[:, i]: the residuals come from d x d moments,
     # and no (n_k, d) array of noises exists during the search.
     grams = [x.T @ x for x in X_red]
+    if noise_scatters is not None:
+        grams = [g - s for g, s in zip(grams, noise_scatters)]
     n_rows = [x.shape[0] for x in X_red]
     maps = [np.zeros((d, d)) for _ in X_red]
     alphas = np.zeros((d, d))
@@ -808,12 +837,13 @@ def topological_ordering(
         # refinement the ICA's directions are only starts (scored, refined and
         # polished on every row), so FastICA sees at most ICA_MAX_ROWS evenly
         # spaced rows (a view).
-        for x, P in zip(X_red, residual_maps_used):
+        for k, (x, P) in enumerate(zip(X_red, residual_maps_used)):
             if n_refine > 0:
                 x = x[:: -(-x.shape[0] // ICA_MAX_ROWS)]
             dirs, ok = ica_directions(
                 x if P is None else x @ P, m, random_state=draw_seed(rng),
                 max_iter=ica_max_iter, tol=ica_tol, fun=ica_fun,
+                noise_cov=_residual_noise(noise_scatters, residual_maps, n_rows, k),
             )
             not_converged += not ok
             ica_dirs.append(dirs)
@@ -867,8 +897,11 @@ def topological_ordering(
         if reload is not None and i + 1 < d:
             # Next step's residuals in place: R - z (z^T z)^{-1} z^T R with
             # z = R alpha (z is orthogonal to the earlier noises already).
-            for R in R_list:
+            for k, R in enumerate(R_list):
                 Sr = R.T @ R
+                if noise_scatters is not None:
+                    Sr = Sr - n_rows[k] * _residual_noise(noise_scatters, residual_maps,
+                                                          n_rows, k)
                 Q = np.eye(d) - np.outer(alpha, alpha @ Sr) / max(float(alpha @ Sr @ alpha),
                                                                   1e-300)
                 for rows in row_blocks(R.shape[0], d):
@@ -882,6 +915,7 @@ def topological_ordering(
             X_red[k] = reload(k)
     polish_info = None
     if polish:
+        # The polish's contrast standardises the data as they are (noise included).
         polished, polish_info = polish_directions(X_red, alphas)
         if polish_info["kept"]:
             alphas = polished
