@@ -39,8 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
+from scipy.sparse import linalg as sparse_linalg
 
-from ._passes import column_moments
+from ._passes import column_moments, encode
 
 __all__ = [
     "MEASUREMENT_NOISE_OPTIONS",
@@ -73,23 +74,32 @@ class MeasurementNoise:
 
     Attributes
     ----------
-    variance : ndarray (K,)
-        Noise variance per column (in the reduction's units) used for the
-        correction, after shrinkage.
-    estimate : ndarray (K,)
-        The estimate before shrinkage.
+    variances : ndarray (K, p)
+        Noise variance of every column in every environment, in the
+        reduction's units (0 for the columns the reduction ignores), as
+        estimated.
+    model : {"diagonal", "isotropic"}
+        ``"diagonal"``: a variance per column (identified when the discarded
+        dimension ``q = p - d`` has ``q (q + 1) / 2 >= p``); ``"isotropic"``:
+        one variance per environment, shared by its columns.
+    shrinkage : ndarray (K,)
+        Factor in ``(0, 1]`` every environment's noise covariance was
+        multiplied by to keep the corrected covariance positive definite
+        (1: not shrunk).
     scatters : list of ndarray (d, d)
-        ``n_k * variance[k] * P^T P``: the noise's share of ``X_red[k]^T X_red[k]``.
+        The noise's share of ``X_red[k]^T X_red[k]``: ``n_k * shrinkage[k] *
+        P^T diag(variances[k]) P``.
     """
 
-    variance: np.ndarray
-    estimate: np.ndarray
+    variances: np.ndarray
+    model: str
+    shrinkage: np.ndarray
     scatters: list
 
     def to_dict(self) -> dict:
-        """The per-environment estimates, for ``diagnostics_``."""
-        return {"variance": self.variance.tolist(), "estimate": self.estimate.tolist(),
-                "shrunk": (self.variance < self.estimate).tolist()}
+        """The per-environment estimates (mean over columns), for ``diagnostics_``."""
+        return {"model": self.model, "mean_variance": self.variances.mean(axis=1).tolist(),
+                "shrinkage": self.shrinkage.tolist()}
 
     def signal_grams(self, grams: list[np.ndarray]) -> list[np.ndarray]:
         """``X_red[k]^T X_red[k]`` minus the noise's share, for every k."""
@@ -100,10 +110,20 @@ def estimate_measurement_noise(X_list: list, X_red: list[np.ndarray], reduction)
         MeasurementNoise | None):
     """Estimate the measurement noise of every environment (None when nothing is discarded).
 
+    The part of environment k's covariance ``S_k`` outside the reduction's
+    subspace is noise only: with ``Q = I - U U^T`` (``U`` an orthonormal basis
+    of the kept subspace) and noise covariance ``diag(psi_k)``,
+    ``E[diag(Q S_k Q)] = (Q * Q) psi_k`` (elementwise square). This linear
+    system gives an unbiased estimate of every column's noise variance
+    (negative solutions, sampling error, are set to 0) when the discarded
+    dimension ``q = p - d`` leaves enough equations, ``q (q + 1) / 2 >= p``;
+    otherwise the model is one variance per environment, the mean variance
+    per discarded dimension (probabilistic PCA's estimate).
+
     Parameters
     ----------
     X_list : list of ndarray or dask array (n_k, p)
-        The data the reduction was computed from (read once, column moments only).
+        The data the reduction was computed from (read once more).
     X_red : list of ndarray (n_k, d)
         The reduced data.
     reduction : creator_plugin.preprocessing.Reduction
@@ -116,29 +136,62 @@ def estimate_measurement_noise(X_list: list, X_red: list[np.ndarray], reduction)
     """
     d = X_red[0].shape[1]
     kept = np.isfinite(reduction.scale)
-    n_discarded = int(kept.sum()) - d
-    if n_discarded <= 0:
+    q = int(kept.sum()) - d
+    if q <= 0:
         return None
-    moments = column_moments(X_list)
-    # Column variances of every environment in the reduction's units (divisor n_k).
-    total = ((moments.sds[:, kept] / reduction.scale[kept]) ** 2).sum(axis=1)
-    # X_red = Z U diag(eig)^-1/2 with U orthonormal: the kept variance is
-    # sum_j eig_j var_k(X_red[:, j]).
+    scale = reduction.scale[kept]
     eig = reduction.explained_variance[:d]
     P = reduction.projection[kept]
-    metric = P.T @ P
+    U = P * np.sqrt(eig)  # orthonormal basis of the kept subspace
     grams = [x.T @ x for x in X_red]
     n_rows = np.array([x.shape[0] for x in X_red], dtype=float)
-    kept_var = np.array([np.diag(g) @ eig for g in grams]) / n_rows
-    estimate = np.maximum(total - kept_var, 0.0) / n_discarded
-    variance = estimate.copy()
+    moments = column_moments(X_list)
+    to_reduced = reduction.projection / reduction.scale[:, None]
+    variances = np.zeros((len(X_red), reduction.scale.size))
+    diagonal = q * (q + 1) // 2 >= kept.sum()
+    for k, (x, g, n) in enumerate(zip(X_list, grams, n_rows)):
+        column_var = (moments.sds[k, kept] / scale) ** 2
+        if diagonal:
+            # Cross moments of the reduced with the standardised data (one pass).
+            cross = encode([x], reduction.env_means[k], to_reduced, reduction.scale,
+                           reduction.env_means[k:k + 1])[2][:, kept] / n
+            discarded = (column_var - 2.0 * np.einsum("jm,mj->j", U, np.sqrt(eig)[:, None] * cross)
+                         + np.einsum("jm,mi,ji->j", U, np.sqrt(np.outer(eig, eig)) * g / n, U))
+            variances[k, kept] = np.maximum(_solve_schur_square(U, discarded), 0.0)
+        else:
+            kept_var = np.diag(g) @ eig / n
+            variances[k, kept] = max(float(column_var.sum() - kept_var), 0.0) / q
+    shrinkage = np.ones(len(X_red))
+    scatters = []
     for k, (g, n) in enumerate(zip(grams, n_rows)):
-        # Smallest eigenvalue of the covariance relative to the noise metric.
-        low = float(linalg.eigh(g / n, metric, eigvals_only=True)[0])
-        ceiling = max(low * (1.0 - PD_MARGIN_SDS * np.sqrt(2.0 / n)), 0.0)
-        variance[k] = min(estimate[k], ceiling)
-    scatters = [n * v * metric for n, v in zip(n_rows, variance)]
-    return MeasurementNoise(variance, estimate, scatters)
+        noise = (P.T * variances[k, kept]) @ P
+        # Largest share of noise in any direction: eigenvalue of (noise, g / n).
+        share = float(linalg.eigh(noise, g / n, eigvals_only=True)[-1])
+        ceiling = 1.0 - PD_MARGIN_SDS * np.sqrt(2.0 / n)
+        if share > ceiling:
+            shrinkage[k] = max(ceiling, 0.0) / share
+        scatters.append(n * shrinkage[k] * noise)
+    return MeasurementNoise(variances, "diagonal" if diagonal else "isotropic", shrinkage,
+                            scatters)
+
+
+def _solve_schur_square(U: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Solve ``((I - U U^T) * (I - U U^T)) psi = rhs`` (elementwise square) by conjugate gradients.
+
+    The matrix is positive semi-definite (a Schur product of projections) and
+    is applied in ``O(p d^2)`` without forming it: entry ``(i, j)`` is
+    ``delta_ij (1 - 2 h_i) + (u_i . u_j)^2`` with ``h_i = |u_i|^2``.
+    """
+    h = np.einsum("ij,ij->i", U, U)
+
+    def apply(v):
+        v = np.ravel(v)
+        return (1.0 - 2.0 * h) * v + np.einsum("im,mn,in->i", U, (U.T * v) @ U, U)
+
+    p = rhs.size
+    op = sparse_linalg.LinearOperator((p, p), matvec=apply, dtype=float)
+    psi, _ = sparse_linalg.cg(op, rhs, rtol=1e-10, atol=0.0, maxiter=10 * p)
+    return psi
 
 
 def corrected_pruning_moments(
