@@ -98,16 +98,12 @@ class OrderingResult:
 
 def ica_directions(
     R: np.ndarray, m: int, *, random_state: int, max_iter: int = 400, tol: float = 1e-5,
-    fun: str = "logcosh", noise_cov: np.ndarray | None = None,
+    fun: str = "logcosh",
 ) -> tuple[np.ndarray, bool]:
     """ICA unmixing directions of the rank-``m`` residual ``R`` (n, d).
 
     ICA runs on R restricted to its m-dimensional column space; every
     unmixing row is returned as a direction in the d reduced coordinates.
-    With ``noise_cov`` (the covariance of Gaussian noise in R's rows) the
-    whitening uses the covariance of the signal (quasi-whitening), so the
-    sources' signal parts, not signal plus noise, are uncorrelated with
-    unit variance when FastICA looks for an orthogonal unmixing.
 
     Returns
     -------
@@ -126,13 +122,7 @@ def ica_directions(
     # Whiten with the Cholesky factor (unique, no sign choices) and start FastICA
     # from a seeded matrix: the result is then a deterministic function of the
     # data, equivariant to linear reparametrisations of the reduced coordinates.
-    cov = np.cov(U, rowvar=False)
-    try:
-        chol = np.linalg.cholesky(
-            cov if noise_cov is None else cov - basis.T @ noise_cov @ basis)
-    except np.linalg.LinAlgError:
-        # A subsample whose signal covariance is not positive definite: plain whitening.
-        chol = np.linalg.cholesky(cov)
+    chol = np.linalg.cholesky(np.cov(U, rowvar=False))
     white = np.linalg.inv(chol).T  # U @ white has identity covariance
     w_init = np.random.default_rng(random_state).standard_normal((m, m))
     ica = FastICA(
@@ -837,13 +827,12 @@ def topological_ordering(
         # refinement the ICA's directions are only starts (scored, refined and
         # polished on every row), so FastICA sees at most ICA_MAX_ROWS evenly
         # spaced rows (a view).
-        for k, (x, P) in enumerate(zip(X_red, residual_maps_used)):
+        for x, P in zip(X_red, residual_maps_used):
             if n_refine > 0:
                 x = x[:: -(-x.shape[0] // ICA_MAX_ROWS)]
             dirs, ok = ica_directions(
                 x if P is None else x @ P, m, random_state=draw_seed(rng),
                 max_iter=ica_max_iter, tol=ica_tol, fun=ica_fun,
-                noise_cov=_residual_noise(noise_scatters, residual_maps, n_rows, k),
             )
             not_converged += not ok
             ica_dirs.append(dirs)
