@@ -34,6 +34,7 @@ from .disentangle import disentangling_matrix, orient_and_scale, refine_disentan
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .measurement_noise import (
     MeasurementNoise,
+    corrected_ordering,
     corrected_pruning_moments,
     estimate_measurement_noise,
 )
@@ -219,8 +220,9 @@ def order_stage(
         measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
         materialize=False,
         reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
-        noise_scatters=None if noise is None else noise.scatters,
     )
+    if noise is not None:
+        order = corrected_ordering(order, X_red, noise)
     for x in X_red:
         x.setflags(write=False)
     return OrderingStage(red, tuple(X_red), order, config.ordering_settings,

@@ -35,19 +35,21 @@ sample cannot tell apart from all of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
 from ._passes import column_moments, encode
+from .ordering import _canonical, _ordered_noise_maps
 
 __all__ = [
     "MEASUREMENT_NOISE_OPTIONS",
     "PD_MARGIN_SDS",
     "MeasurementNoise",
     "check_measurement_noise",
+    "corrected_ordering",
     "corrected_pruning_moments",
     "estimate_measurement_noise",
 ]
@@ -192,6 +194,38 @@ def _solve_schur_square(U: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     op = sparse_linalg.LinearOperator((p, p), matvec=apply, dtype=float)
     psi, _ = sparse_linalg.cg(op, rhs, rtol=1e-10, atol=0.0, maxiter=10 * p)
     return psi
+
+
+def corrected_ordering(order, X_red: list[np.ndarray], noise: MeasurementNoise):
+    """The ordering's canonical directions and noise maps from the noise-corrected moments.
+
+    The order and the directions' noises are the search's; what changes is
+    their second-moment bookkeeping. The noise of position i is the
+    residual of feature i on the earlier features: with noisy features that
+    regression is attenuated and the residual keeps a share of the earlier
+    noises, so the maps are recomputed as Gram-Schmidt residuals in the
+    signal's covariance. The canonical form
+    (:func:`creator_plugin.ordering.canonical_directions`), a regression on
+    the earlier features too, is recomputed the same way (it does not depend
+    on the directions' arbitrary part, so the search's canonical form is a
+    valid start).
+
+    Parameters
+    ----------
+    order : creator_plugin.ordering.OrderingResult
+    X_red : list of ndarray (n_k, d)
+    noise : MeasurementNoise
+
+    Returns
+    -------
+    creator_plugin.ordering.OrderingResult
+    """
+    grams = noise.signal_grams([x.T @ x for x in X_red])
+    n_rows = [x.shape[0] for x in X_red]
+    maps = _ordered_noise_maps(grams, n_rows, order.alphas)
+    noise_var = [np.einsum("ij,ik,kj->j", T, S, T) / n for T, S, n in zip(maps, grams, n_rows)]
+    alphas = _canonical(grams, order.alphas, noise_var)
+    return replace(order, alphas=alphas, noise_maps=_ordered_noise_maps(grams, n_rows, alphas))
 
 
 def corrected_pruning_moments(

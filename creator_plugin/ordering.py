@@ -705,15 +705,6 @@ def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndar
     return noises
 
 
-def _residual_noise(noise_scatters, residual_maps, n_rows, k):
-    """Covariance of the measurement noise in environment k's residuals (None without)."""
-    if noise_scatters is None:
-        return None
-    P = residual_maps[k]
-    S = noise_scatters[k] / n_rows[k]
-    return S if P is None else P.T @ S @ P
-
-
 def topological_ordering(
     X_red: list[np.ndarray],
     *,
@@ -730,7 +721,6 @@ def topological_ordering(
     measurement_basis: np.ndarray | None = None,
     materialize: bool = True,
     reload=None,
-    noise_scatters: list[np.ndarray] | None = None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -785,13 +775,6 @@ def topological_ordering(
         environment exists during the search) and the list's entries are
         replaced by ``reload(k)`` afterwards. Only for callers that own
         ``X_red``.
-    noise_scatters : list of ndarray (d, d), optional
-        The share of Gaussian measurement noise in every ``X_red[k]^T X_red[k]``
-        (:mod:`creator_plugin.measurement_noise`). Given, every second moment
-        the search reads for a regression or a whitening (the residuals on
-        the earlier noises, the ICA's whitening, the canonical form, the
-        noise maps) is that of the signal; the contrasts and the polish read
-        the data as they are.
 
     Returns
     -------
@@ -806,8 +789,6 @@ def topological_ordering(
     # Every noise is X_k @ T_k[:, i]: the residuals come from d x d moments,
     # and no (n_k, d) array of noises exists during the search.
     grams = [x.T @ x for x in X_red]
-    if noise_scatters is not None:
-        grams = [g - s for g, s in zip(grams, noise_scatters)]
     n_rows = [x.shape[0] for x in X_red]
     maps = [np.zeros((d, d)) for _ in X_red]
     alphas = np.zeros((d, d))
@@ -886,11 +867,8 @@ def topological_ordering(
         if reload is not None and i + 1 < d:
             # Next step's residuals in place: R - z (z^T z)^{-1} z^T R with
             # z = R alpha (z is orthogonal to the earlier noises already).
-            for k, R in enumerate(R_list):
+            for R in R_list:
                 Sr = R.T @ R
-                if noise_scatters is not None:
-                    Sr = Sr - n_rows[k] * _residual_noise(noise_scatters, residual_maps,
-                                                          n_rows, k)
                 Q = np.eye(d) - np.outer(alpha, alpha @ Sr) / max(float(alpha @ Sr @ alpha),
                                                                   1e-300)
                 for rows in row_blocks(R.shape[0], d):
@@ -904,7 +882,6 @@ def topological_ordering(
             X_red[k] = reload(k)
     polish_info = None
     if polish:
-        # The polish's contrast standardises the data as they are (noise included).
         polished, polish_info = polish_directions(X_red, alphas)
         if polish_info["kept"]:
             alphas = polished
