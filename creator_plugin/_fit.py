@@ -216,13 +216,14 @@ def order_stage(
     order = topological_ordering(
         X_red, scorer=config.scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=dict(config.scorer_options),
-        n_refine=config.n_refine, polish=config.polish, canonical=not config.paper_mode,
+        n_refine=config.n_refine, polish=config.polish and noise is None,
+        canonical=not config.paper_mode,
         measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
         materialize=False,
         reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
     )
     if noise is not None:
-        order = corrected_ordering(order, X_red, noise)
+        order = corrected_ordering(order, X_red, noise, polish=config.polish)
     for x in X_red:
         x.setflags(write=False)
     return OrderingStage(red, tuple(X_red), order, config.ordering_settings,

@@ -38,11 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, optimize
 from scipy.sparse import linalg as sparse_linalg
 
-from ._passes import column_moments, encode
-from .ordering import _canonical, _ordered_noise_maps
+from ._passes import column_moments, encode, row_blocks
+from .ordering import _GAUSS_LOGCOSH, _SKEW_WEIGHT, _canonical, _ordered_noise_maps
 
 __all__ = [
     "MEASUREMENT_NOISE_OPTIONS",
@@ -196,7 +196,8 @@ def _solve_schur_square(U: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return psi
 
 
-def corrected_ordering(order, X_red: list[np.ndarray], noise: MeasurementNoise):
+def corrected_ordering(order, X_red: list[np.ndarray], noise: MeasurementNoise, *,
+                       polish: bool = False):
     """The ordering's canonical directions and noise maps from the noise-corrected moments.
 
     The order and the directions' noises are the search's; what changes is
@@ -220,8 +221,12 @@ def corrected_ordering(order, X_red: list[np.ndarray], noise: MeasurementNoise):
     -------
     creator_plugin.ordering.OrderingResult
     """
-    grams = noise.signal_grams([x.T @ x for x in X_red])
+    raw = [x.T @ x for x in X_red]
+    grams = noise.signal_grams(raw)
     n_rows = [x.shape[0] for x in X_red]
+    if polish:
+        polished, info = polish_signal(X_red, order.alphas, grams, raw)
+        order = replace(order, alphas=polished, polish=info)
     maps = _ordered_noise_maps(grams, n_rows, order.alphas)
     noise_var = [np.einsum("ij,ik,kj->j", T, S, T) / n for T, S, n in zip(maps, grams, n_rows)]
     alphas = _canonical(grams, order.alphas, noise_var)
@@ -275,3 +280,102 @@ def corrected_pruning_moments(
     innov = np.sqrt(ss / n_total)
     tested = B * innov[None, None, :] / z_sd[None, :, None]
     return B, tested, a, feature_sd
+
+
+class _Singular(Exception):
+    """The directions stopped spanning the signal's space during the polish."""
+
+
+def _signal_contrast(g, X_list, d, signal, raw):
+    """The polish's contrast of the signal's Gram-Schmidt residuals, and its gradient.
+
+    As :func:`creator_plugin.ordering._ordered_contrast`, except that the
+    residuals are taken in the signal's covariance (``signal[k]``, the
+    corrected ``X_k^T X_k``), so that they hold no share of the earlier
+    noises, and each is then standardised by its actual SD (from
+    ``raw[k]``, noise included) before the contrast reads it: a contrast of
+    an over-dispersed variable would be biased.
+    """
+    G = g.reshape(d, d)
+    eye = np.eye(d)
+    value, grad = 0.0, np.zeros((d, d))
+    for X, S, R in zip(X_list, signal, raw):
+        n = X.shape[0]
+        try:
+            L = np.linalg.cholesky(G @ S @ G.T / n)
+        except np.linalg.LinAlgError:
+            raise _Singular from None
+        Linv = linalg.solve_triangular(L, eye, lower=True)
+        M = G.T @ Linv.T  # Z = X M: residuals of the signal's Gram-Schmidt
+        sd = np.sqrt(np.einsum("ij,ik,kj->j", M, R, M) / n)
+        Mt = M / sd  # Zt = X Mt: standardised
+        log_cosh, skew, tz, oz = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+        tanh_x, odd_x = np.zeros((d, d)), np.zeros((d, d))
+        for rows in row_blocks(n, 16 * d):
+            Xb = X[rows]
+            Z = Xb @ Mt
+            a = np.abs(Z)
+            log_cosh += (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
+            E = np.exp(-0.5 * Z**2)
+            skew += (Z * E).sum(axis=0)
+            T = np.tanh(Z)
+            odd = (1.0 - Z**2) * E
+            tz += (T * Z).sum(axis=0)
+            oz += (odd * Z).sum(axis=0)
+            tanh_x += T.T @ Xb
+            odd_x += odd.T @ Xb
+        excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
+        skew /= n
+        value += float(excess @ excess) + _SKEW_WEIGHT * float(skew @ skew)
+        a_w, b_w = 2.0 * excess / n, 2.0 * _SKEW_WEIGHT * skew / n
+        # dJ/dZt, then through the standardisation Zt = Z / sd(Z).
+        dzt_x = a_w[:, None] * tanh_x + b_w[:, None] * odd_x
+        along = (a_w * tz + b_w * oz) / n
+        DtX = (dzt_x - along[:, None] * (Mt.T @ R)) / sd[:, None]
+        Lbar = np.tril(-(Linv.T @ (DtX @ G.T) @ Linv.T))
+        P = np.tril(L.T @ Lbar)
+        P[np.diag_indices(d)] *= 0.5
+        Sbar = Linv.T @ P @ Linv
+        grad += Linv.T @ DtX + (Sbar + Sbar.T) / n @ G @ S
+    return value, grad.ravel()
+
+
+def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300):
+    """:func:`creator_plugin.ordering.polish_directions` with the signal's Gram-Schmidt residuals.
+
+    One BFGS ascent on every row of :func:`_signal_contrast` from ``alphas``;
+    the start is kept when the ascent breaks down or does not increase the
+    contrast. Returns the directions and the same ``info`` dict.
+    """
+    d = alphas.shape[1]
+    start = alphas / np.linalg.norm(alphas, axis=0)
+    g0 = start.T.ravel()
+    data = list(X_red)
+    value0 = _signal_contrast(g0, data, d, signal, raw)[0]
+    info = {"contrast_start": value0, "contrast": value0, "iterations": 0, "evaluations": 1,
+            "kept": False}
+    if d < 2:
+        return start, info
+    scale = max(value0, 1e-12)
+
+    def neg(g):
+        value, grad = _signal_contrast(g, data, d, signal, raw)
+        return -value / scale, -grad / scale
+
+    try:
+        with np.errstate(all="ignore"):
+            res = optimize.minimize(neg, g0, jac=True, method="BFGS",
+                                    options={"maxiter": max_iter, "gtol": 1e-6})
+    except _Singular:
+        return start, info
+    finally:
+        data.clear()
+    value = -float(res.fun) * scale
+    info.update(iterations=int(res.nit), evaluations=int(res.nfev))
+    if not np.all(np.isfinite(res.x)) or not value > value0:
+        return start, info
+    out = res.x.reshape(d, d).T
+    out = out / np.linalg.norm(out, axis=0)
+    out = out * np.where(np.sum(out * start, axis=0) < 0, -1.0, 1.0)
+    info.update(contrast=value, kept=True)
+    return out, info
