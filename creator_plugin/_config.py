@@ -42,9 +42,10 @@ class FitConfig:
     measurement_noise : {"auto", None}
         As in :class:`creator_plugin.CREATOR`: ``"auto"`` estimates Gaussian
         measurement noise from the variance the reduction discards and
-        corrects the fit's second moments for it
-        (:mod:`creator_plugin.measurement_noise`); it changes nothing when
-        the data have as many columns as latents, or in paper mode.
+        corrects the second moments read after the ordering's search (polish,
+        canonical form, noise maps, pruning, likelihood disentanglement;
+        :mod:`creator_plugin.measurement_noise`); it changes nothing when the
+        data have as many columns as latents, or in paper mode.
     check_n_latent : bool
         Whether the verdict checks ``n_latent`` against the data (pointless
         when :func:`creator_plugin.select_n_latent` chose it).

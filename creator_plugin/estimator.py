@@ -163,23 +163,21 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         5000, None for all rows); the other scorers take none. Unknown keys
         are an error.
     measurement_noise : {"auto", None}, default=None
-        Gaussian noise on the measurements themselves (``x = H y + e``).
-        ``"auto"`` estimates its variance in every environment from the
-        variance the reduction to ``n_latent`` dimensions discards (the
-        probabilistic-PCA estimate, assuming every column, in the units of
-        the reduction, carries noise of the same variance) and removes the
-        noise's share from every covariance the fit reads for a whitening
-        or a regression: the ordering's ICA whitening and residuals, the
-        canonical directions, the pruning's regressions and the
-        likelihood disentanglement. Otherwise the noise attenuates those
-        regressions (errors in variables) and non-edges get coefficients of
-        the noise's size. Only data with more columns than latents can
-        carry an estimate: with ``p == n_latent`` (and in paper mode) the
-        option changes nothing. An estimate larger than an environment's
-        data allow is shrunk so that every corrected covariance stays
-        positive definite (:mod:`creator_plugin.measurement_noise`). The
-        estimates are in ``diagnostics_["measurement_noise"]``. None: no
-        correction.
+        Gaussian noise on the measurements themselves (``x = H y + e``),
+        which biases every regression the fit makes on the recovered
+        features (errors in variables). ``"auto"`` estimates every
+        column's noise variance in every environment from the variance the
+        reduction to ``n_latent`` dimensions discards, and takes the noise's
+        share out of the second moments read after the ordering's search:
+        the polish, the canonical directions and noises, the pruning's
+        regressions and the likelihood disentanglement (the order found by
+        the search is kept). It applies only when the data have more
+        columns than ``n_latent`` (otherwise nothing is discarded and the
+        fit is exactly the one without it) and not in paper mode. An
+        estimate larger than an environment's data allow is shrunk so that
+        every corrected covariance stays positive definite
+        (:mod:`creator_plugin.measurement_noise`); the estimates are in
+        ``diagnostics_["measurement_noise"]``. None: no correction.
     weak_evidence_level : float in [0, 1], default=0.1
         If the best ordering score of a step, divided by K, exceeds this
         value, the candidate is far from a pure source in some environments

@@ -1,36 +1,46 @@
 """Gaussian measurement noise on the observed columns: its estimate and the corrected moments.
 
 The model of the fit is ``x = H y`` with ``p >= d`` columns. Real
-measurements carry their own noise, ``x = H y + e``: the reduction then keeps
+measurements carry their own noise, ``x = H y + e``: the reduction keeps
 ``e``'s share in the d latent directions, and every *second moment* the fit
-reads from the reduced data (the covariances that whiten the ordering's ICA,
-the regressions that take earlier noises out of the residuals, the
-canonical form of the directions, the pruning's regressions of noises on
-features, the disentanglement's covariances) is that of signal plus noise.
-Regressions on noisy regressors are attenuated (errors in variables), so a
-non-edge gets a coefficient of the size of the noise's share instead of 0.
-Cumulants of order 3 and more, which the ICA contrasts read, are blind to
-Gaussian noise; second moments are not.
+reads from the reduced data is that of signal plus noise. Regressions on
+noisy regressors are attenuated (errors in variables): a noise recovered
+as the residual of a feature on the earlier ones keeps a share of them,
+and the pruning's regressions give non-edges coefficients of the size of
+the noise's share instead of 0. Cumulants of order 3 and more, which the
+ICA contrasts read, are blind to Gaussian noise; second moments are not.
 
-With ``e`` Gaussian and, in the units the reduction works in (every column
-divided by its pooled SD with ``standardize=True``), of the same variance
-``sigma2_k`` in every column of environment k, the reduced data's noise has
-covariance ``sigma2_k P^T P`` (``P`` the reduction's ``p x d`` projection).
-``sigma2_k`` is the variance per dimension the reduction discards:
-``(trace S_k - trace(U^T S_k U)) / (p - d)``, with ``S_k`` environment k's
-covariance and ``U`` an orthonormal basis of the kept subspace, which is the
-maximum-likelihood estimate of probabilistic PCA (Tipping and Bishop, 1999)
-restricted to one environment. When ``p == d`` nothing is discarded and
-there is nothing to correct.
+Estimate (:func:`estimate_measurement_noise`). The part of environment k's
+covariance outside the reduction's d-dimensional subspace is noise only.
+With ``Q`` the projection onto the discarded directions and the noise's
+covariance ``diag(psi_k)`` (one variance per column, in the reduction's
+units), ``E[diag(Q S_k Q)] = (Q * Q) psi_k``: one linear equation per
+column, solved when the discarded dimension ``q = p - d`` has
+``q (q + 1) / 2 >= p``; with fewer discarded directions the model is one
+variance per environment (probabilistic PCA's estimate, the mean
+discarded variance per dimension). When ``p == d`` nothing is discarded:
+there is nothing to estimate and nothing changes.
 
-A corrected covariance ``S_k / n - sigma2_k P^T P`` must stay positive
-definite. When the estimate is larger than the data of an environment
-allow (some direction's variance there is mostly noise, or the estimate
-picked up signal outside the subspace) it is shrunk so that the smallest
-eigenvalue of the corrected covariance, relative to the noise metric
-``P^T P``, stays :data:`PD_MARGIN_SDS` sampling SDs (``sqrt(2 / n_k)``
-relative) above zero: the correction never removes variance that the
-sample cannot tell apart from all of it.
+Positive definiteness. A corrected covariance ``S_k - N_k`` must stay
+positive definite. When the estimate is larger than an environment's data
+allow (a direction whose variance there is mostly noise, or sampling
+error), the noise covariance is shrunk by a factor so that in every
+direction the corrected variance keeps at least :data:`PD_MARGIN_SDS`
+sampling SDs of a variance estimate (``sqrt(2 / n_k)`` of the raw
+variance): the correction never removes variance that the sample cannot
+tell apart from all of it.
+
+Where it is applied (the fit's ``measurement_noise="auto"``): after the
+ordering's search, whose order is left as found. The polish re-estimates
+the directions with the noises taken as Gram-Schmidt residuals in the
+signal's covariance, each standardised by its actual SD
+(:func:`polish_signal`); the canonical form and the noise maps are
+recomputed from the corrected moments (:func:`corrected_ordering`); the
+pruning's regressions and scales (:func:`corrected_pruning_moments`) and
+the likelihood disentanglement's covariances read them too. The search
+itself (ICA whitening, residuals on the earlier noises) is not corrected:
+on the tuning workloads a quasi-whitened ICA and corrected residuals gave
+more wrong orders (benchmarks/LOG.md).
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ __all__ = [
     "corrected_ordering",
     "corrected_pruning_moments",
     "estimate_measurement_noise",
+    "polish_signal",
 ]
 
 #: Accepted values of ``CREATOR(measurement_noise=...)``.
@@ -216,6 +227,9 @@ def corrected_ordering(order, X_red: list[np.ndarray], noise: MeasurementNoise, 
     order : creator_plugin.ordering.OrderingResult
     X_red : list of ndarray (n_k, d)
     noise : MeasurementNoise
+    polish : bool, default=False
+        Re-estimate the directions first (:func:`polish_signal`, in place of
+        the ordering's own polish).
 
     Returns
     -------

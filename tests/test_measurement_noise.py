@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from creator_plugin import CREATOR
-from creator_plugin.measurement_noise import PD_MARGIN_SDS, estimate_measurement_noise
+from creator_plugin.measurement_noise import (
+    PD_MARGIN_SDS,
+    _signal_contrast,
+    estimate_measurement_noise,
+)
+from creator_plugin.ordering import _ordered_contrast
 from creator_plugin.preprocessing import reduce_environments
 from creator_plugin.simulation import simulate_family
 
@@ -118,3 +123,19 @@ def test_rejects_unknown_values(value):
     X = np.random.default_rng(0).laplace(size=(300, 3))
     with pytest.raises(ValueError, match="measurement_noise"):
         CREATOR(3, measurement_noise=value).fit(X, environments=np.repeat([0, 1, 2], 100))
+
+
+def test_signal_polish_contrast_and_gradient():
+    rng = np.random.default_rng(0)
+    X = [rng.laplace(size=(400, 3)) @ rng.standard_normal((3, 3)) for _ in range(2)]
+    raw = [x.T @ x for x in X]
+    signal = [0.97 * r - 0.01 * 400 * np.eye(3) for r in raw]
+    g = rng.standard_normal(9)
+    # Without noise it is the ordering's polish contrast.
+    assert _signal_contrast(g, X, 3, raw, raw)[0] == pytest.approx(
+        _ordered_contrast(g, X, 3, raw)[0], rel=1e-12)
+    value, grad = _signal_contrast(g, X, 3, signal, raw)
+    h = 1e-6
+    numeric = [(_signal_contrast(g + h * e, X, 3, signal, raw)[0]
+                - _signal_contrast(g - h * e, X, 3, signal, raw)[0]) / (2 * h) for e in np.eye(9)]
+    np.testing.assert_allclose(grad, numeric, atol=1e-6 * np.abs(grad).max())

@@ -1,4 +1,4 @@
-"""Where the measurement noise costs accuracy: the pruning fed estimated, corrected or clean moments.
+"""Where the measurement noise costs accuracy: the pruning fed raw, corrected or clean moments.
 
 For tuning seeds of the family ``measured`` (package simulator, where the clean data
 ``Y H^T`` are known), the ordering stage runs on the noisy data; the pruning then reads
@@ -10,7 +10,6 @@ positions are the same). Usage: python measurement_noise_oracle.py 0 30 (tuning 
 """
 import sys
 import warnings
-from dataclasses import replace
 
 import numpy as np
 
