@@ -52,7 +52,14 @@ from scipy import linalg, optimize
 from scipy.sparse import linalg as sparse_linalg
 
 from ._passes import column_moments, encode, row_blocks
-from .ordering import _GAUSS_LOGCOSH, _SKEW_WEIGHT, _canonical, _ordered_noise_maps
+from .ordering import (
+    _GAUSS_LOGCOSH,
+    _SKEW_WEIGHT,
+    POLISH_MAX_ROWS,
+    _canonical,
+    _ordered_noise_maps,
+    _positive_definite,
+)
 
 __all__ = [
     "MEASUREMENT_NOISE_OPTIONS",
@@ -354,36 +361,40 @@ def _signal_contrast(g, X_list, d, signal, raw):
     return value, grad.ravel()
 
 
-def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300):
+def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300,
+                  max_rows: int | None = POLISH_MAX_ROWS):
     """:func:`creator_plugin.ordering.polish_directions` with the signal's Gram-Schmidt residuals.
 
-    One BFGS ascent on every row of :func:`_signal_contrast` from ``alphas``;
+    A BFGS ascent of :func:`_signal_contrast` from ``alphas``, in two stages
+    when an environment has more than ``max_rows`` rows (first on evenly
+    spaced rows, then on every row from there), as the ordering's polish;
     the start is kept when the ascent breaks down or does not increase the
     contrast. Returns the directions and the same ``info`` dict.
     """
     d = alphas.shape[1]
     start = alphas / np.linalg.norm(alphas, axis=0)
     g0 = start.T.ravel()
-    data = list(X_red)
-    value0 = _signal_contrast(g0, data, d, signal, raw)[0]
+    value0 = _signal_contrast(g0, X_red, d, signal, raw)[0]
     info = {"contrast_start": value0, "contrast": value0, "iterations": 0, "evaluations": 1,
             "kept": False}
     if d < 2:
         return start, info
     scale = max(value0, 1e-12)
-
-    def neg(g):
-        value, grad = _signal_contrast(g, data, d, signal, raw)
-        return -value / scale, -grad / scale
-
-    try:
-        with np.errstate(all="ignore"):
-            res = optimize.minimize(neg, g0, jac=True, method="BFGS",
-                                    options={"maxiter": max_iter, "gtol": 1e-6})
-    except _Singular:
+    g_start, hess_inv0 = g0, None
+    if max_rows is not None and max(x.shape[0] for x in X_red) > max_rows:
+        sub = [x[:: -(-x.shape[0] // max_rows)] for x in X_red]
+        sub_raw = [x.T @ x for x in sub]
+        # The noise's share per row is the same in a subsample.
+        sub_signal = [sr - x.shape[0] / y.shape[0] * (r - sg)
+                      for sr, x, y, r, sg in zip(sub_raw, sub, X_red, raw, signal)]
+        first = _ascend_signal(sub, g0, d, sub_signal, sub_raw, scale, max_iter, None)
+        if first is not None and np.all(np.isfinite(first.x)):
+            g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
+            info["subsample"] = {"rows": [x.shape[0] for x in sub],
+                                 "iterations": int(first.nit), "evaluations": int(first.nfev)}
+    res = _ascend_signal(X_red, g_start, d, signal, raw, scale, max_iter, hess_inv0)
+    if res is None:
         return start, info
-    finally:
-        data.clear()
     value = -float(res.fun) * scale
     info.update(iterations=int(res.nit), evaluations=int(res.nfev))
     if not np.all(np.isfinite(res.x)) or not value > value0:
@@ -393,3 +404,25 @@ def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300):
     out = out * np.where(np.sum(out * start, axis=0) < 0, -1.0, 1.0)
     info.update(contrast=value, kept=True)
     return out, info
+
+
+def _ascend_signal(X_list, g0, d, signal, raw, scale, max_iter, hess_inv0):
+    """BFGS on :func:`_signal_contrast` from ``g0``; None when the directions become singular."""
+    # The optimiser's reference cycles would keep the data alive: it sees them
+    # through a list emptied afterwards.
+    data = list(X_list)
+
+    def neg(g):
+        value, grad = _signal_contrast(g, data, d, signal, raw)
+        return -value / scale, -grad / scale
+
+    options = {"maxiter": max_iter, "gtol": 1e-6}
+    if hess_inv0 is not None:
+        options["hess_inv0"] = hess_inv0
+    try:
+        with np.errstate(all="ignore"):
+            return optimize.minimize(neg, g0, jac=True, method="BFGS", options=options)
+    except _Singular:
+        return None
+    finally:
+        data.clear()

@@ -12,6 +12,7 @@ from creator_plugin.measurement_noise import (
     PD_MARGIN_SDS,
     _signal_contrast,
     estimate_measurement_noise,
+    polish_signal,
 )
 from creator_plugin.ordering import _ordered_contrast
 from creator_plugin.preprocessing import reduce_environments
@@ -96,7 +97,7 @@ def test_square_data_give_identical_fits():
     sim = simulate_family("paper", 4, 4, 500, random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = CREATOR(4, random_state=3).fit(sim.X)
+        a = CREATOR(4, random_state=3, measurement_noise=None).fit(sim.X)
         b = CREATOR(4, random_state=3, measurement_noise="auto").fit(sim.X)
     assert np.array_equal(a.adjacency_matrix_, b.adjacency_matrix_)
     assert np.array_equal(a.components_, b.components_)
@@ -110,8 +111,8 @@ def test_noisy_measurements_are_corrected_and_reported():
     sim = simulate_family("measured", 3, 3, 800, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = CREATOR(3, random_state=0).fit(sim.X)
-        b = CREATOR(3, random_state=0, measurement_noise="auto").fit(sim.X)
+        a = CREATOR(3, random_state=0, measurement_noise=None).fit(sim.X)
+        b = CREATOR(3, random_state=0).fit(sim.X)
     est = np.array(b.diagnostics_["measurement_noise"]["mean_variance"])
     # 5 % of every column's SD: about 0.05^2 of a standardised column's variance.
     assert np.all((est > 0) & (est < 0.05))
@@ -139,3 +140,17 @@ def test_signal_polish_contrast_and_gradient():
     numeric = [(_signal_contrast(g + h * e, X, 3, signal, raw)[0]
                 - _signal_contrast(g - h * e, X, 3, signal, raw)[0]) / (2 * h) for e in np.eye(9)]
     np.testing.assert_allclose(grad, numeric, atol=1e-6 * np.abs(grad).max())
+
+
+def test_signal_polish_in_two_stages_ascends():
+    X = _noisy_environments([0.3, 0.2], p=8, d=3, K=2, n=600, seed=4)
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    noise = estimate_measurement_noise(X, X_red, red)
+    raw = [x.T @ x for x in X_red]
+    start = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+    one, info1 = polish_signal(X_red, start, noise.signal_grams(raw), raw)
+    two, info2 = polish_signal(X_red, start, noise.signal_grams(raw), raw, max_rows=200)
+    assert "subsample" in info2 and info2["subsample"]["rows"] == [200, 200]
+    assert info1["kept"] and info2["kept"]
+    assert info2["contrast"] > info2["contrast_start"]
+    assert info2["contrast"] == pytest.approx(info1["contrast"], rel=1e-3)
