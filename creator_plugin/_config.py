@@ -39,6 +39,13 @@ class FitConfig:
         (:data:`ICA_DEFAULTS`) updated by the user's.
     scorer_options : Mapping
         Extra keyword arguments of the ordering step's scorer.
+    measurement_noise : {"auto", None}
+        As in :class:`creator_plugin.CREATOR`: ``"auto"`` estimates Gaussian
+        measurement noise from the variance the reduction discards and
+        corrects the second moments read after the ordering's search (polish,
+        canonical form, noise maps, pruning, likelihood disentanglement;
+        :mod:`creator_plugin.measurement_noise`); it changes nothing when the
+        data have as many columns as latents, or in paper mode.
     check_n_latent : bool
         Whether the verdict checks ``n_latent`` against the data (pointless
         when :func:`creator_plugin.select_n_latent` chose it).
@@ -61,6 +68,7 @@ class FitConfig:
     weak_evidence_level: float = 0.1
     quality: bool = True
     quality_resamples: int = 0
+    measurement_noise: str | None = "auto"
     check_n_latent: bool = True
     keep_features: bool = False
 
@@ -88,7 +96,7 @@ class FitConfig:
     def ordering_settings(self) -> tuple:
         """The settings the ordering step (and the reduction before it) depend on."""
         return (self.n_latent, self.scorer, self.n_refine, self.polish, self.standardize,
-                self.paper_mode, tuple(sorted(self.ica_options.items())),
+                self.paper_mode, self.measurement_noise, tuple(sorted(self.ica_options.items())),
                 tuple(sorted((k, repr(v)) for k, v in self.scorer_options.items())))
 
     @classmethod
@@ -111,7 +119,9 @@ class FitConfig:
         """
         params = estimator.get_params(deep=False)
         names = {f.name for f in fields(cls)}
-        values = {k: v for k, v in params.items() if k in names and v is not None}
+        # None means "off" for measurement_noise, "the default" for the dict options.
+        values = {k: v for k, v in params.items()
+                  if k in names and (v is not None or k == "measurement_noise")}
         return cls(**{**values, "n_latent": n_latent, **settings})
 
     def replace(self, **changes) -> FitConfig:

@@ -32,6 +32,12 @@ from ._passes import MappedArrays, encode, is_dask, project
 from ._random import as_generator, draw_seed
 from .disentangle import disentangling_matrix, orient_and_scale, refine_disentangling
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
+from .measurement_noise import (
+    MeasurementNoise,
+    corrected_ordering,
+    corrected_pruning_moments,
+    estimate_measurement_noise,
+)
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import (
@@ -153,6 +159,9 @@ class OrderingStage:
         A digest of the data (:func:`data_key`).
     state_before, state_after : dict
         The random generator's state on entry and after the ordering.
+    noise : MeasurementNoise or None
+        The estimated measurement noise (``config.measurement_noise="auto"``
+        and more columns than latents), which the later steps correct for.
     """
 
     reduction: Reduction
@@ -162,6 +171,7 @@ class OrderingStage:
     data_key: str
     state_before: dict
     state_after: dict
+    noise: MeasurementNoise | None = None
 
 
 def data_key(X_list: list) -> str:
@@ -197,21 +207,28 @@ def order_stage(
     before = rng.bit_generator.state
     X_red, red = reduce_environments(
         X_list, config.n_latent, standardize=config.standardize, random_state=rng)
+    noise = None
+    if config.measurement_noise == "auto" and not config.paper_mode:
+        noise = estimate_measurement_noise(X_list, X_red, red)
     # The search overwrites X_red with its residuals and projects the data again afterwards.
     to_reduced = red.projection / red.scale[:, None]
     ica = config.ica_options
     order = topological_ordering(
         X_red, scorer=config.scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=dict(config.scorer_options),
-        n_refine=config.n_refine, polish=config.polish, canonical=not config.paper_mode,
+        n_refine=config.n_refine, polish=config.polish and noise is None,
+        canonical=not config.paper_mode,
         measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
         materialize=False,
         reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
     )
+    if noise is not None:
+        order = corrected_ordering(order, X_red, noise, polish=config.polish)
     for x in X_red:
         x.setflags(write=False)
     return OrderingStage(red, tuple(X_red), order, config.ordering_settings,
-                         data_key(X_list) if key else "", before, rng.bit_generator.state)
+                         data_key(X_list) if key else "", before, rng.bit_generator.state,
+                         noise)
 
 
 def fit_arrays(
@@ -251,7 +268,7 @@ def fit_arrays(
         ordering = order_stage(X_list, config, rng, key=False)
     else:
         _resume(ordering, X_list, config, rng)
-    red, threshold = ordering.reduction, _threshold(config, K)
+    red, threshold, noise = ordering.reduction, _threshold(config, K), ordering.noise
     found = _environment_warnings(K, d) + _reduction_warnings(red)
     adjacency, decisions, tested, scales = _prune_stage(ordering, config, threshold)
     components, order, entangled, refinement = _disentangle_stage(
@@ -274,6 +291,8 @@ def fit_arrays(
         "n_ica_not_converged": order.n_ica_not_converged, "polish": order.polish,
         "disentangle": refinement, "weak_ordering_steps": weak_steps,
     }
+    if noise is not None:
+        diagnostics["measurement_noise"] = noise.to_dict()
     if config.quality:
         verdict = _verdict_stage(X_list, latents, adjacency, order, config, threshold, rng)
         diagnostics["quality"] = verdict.to_dict()
@@ -315,6 +334,12 @@ def _prune_stage(stage: OrderingStage, config: FitConfig, threshold: float):
     """
     X_red, order = stage.reduced, stage.ordering
     K = len(X_red)
+    if stage.noise is not None:
+        grams = stage.noise.signal_grams([x.T @ x for x in X_red])
+        B, tested, alphas, feature_sd = corrected_pruning_moments(
+            grams, [x.shape[0] for x in X_red], order.alphas, order.noise_maps)
+        adjacency, decisions = prune(tested, rule=config.pruning, threshold=threshold)
+        return adjacency, decisions, tested, (alphas, feature_sd, None, B)
     noises = MappedArrays(X_red, order.noise_maps)
     raw_features = MappedArrays(X_red, [order.alphas] * K)
     feature_sd = pooled_sd(raw_features)
@@ -355,8 +380,10 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
     else:
         C = disentangling_matrix(B, adjacency)
         if config.disentangle == "likelihood":
+            covs = scatters if stage.noise is None else [
+                alphas.T @ g @ alphas for g in stage.noise.signal_grams([x.T @ x for x in X_red])]
             C, refinement = refine_disentangling(
-                C, np.stack(scatters) / n_rows[:, None, None], n_rows, adjacency)
+                C, np.stack(covs) / n_rows[:, None, None], n_rows, adjacency)
     C = orient_and_scale(C, gram, np.sum(scatters, axis=0), int(n_rows.sum()))
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
     keep = config.keep_features

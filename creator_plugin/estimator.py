@@ -162,6 +162,23 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         16) and ``"max_samples"`` (row subsample per environment, default
         5000, None for all rows); the other scorers take none. Unknown keys
         are an error.
+    measurement_noise : {"auto", None}, default="auto"
+        Gaussian noise on the measurements themselves (``x = H y + e``),
+        which biases every regression the fit makes on the recovered
+        features (errors in variables). ``"auto"`` estimates every
+        column's noise variance in every environment from the variance the
+        reduction to ``n_latent`` dimensions discards, and takes the noise's
+        share out of the second moments read after the ordering's search:
+        the polish, the canonical directions and noises, the pruning's
+        regressions and the likelihood disentanglement (the order found by
+        the search is kept). It applies only when the data have more
+        columns than ``n_latent`` (otherwise nothing is discarded and the
+        fit is exactly the one without it) and not in paper mode. An
+        estimate larger than an environment's data allow is shrunk so that
+        every corrected covariance stays positive definite
+        (:mod:`creator_plugin.measurement_noise`); the estimates are in
+        ``diagnostics_["measurement_noise"]``. None: no correction
+        (the fit before this option existed).
     weak_evidence_level : float in [0, 1], default=0.1
         If the best ordering score of a step, divided by K, exceeds this
         value, the candidate is far from a pure source in some environments
@@ -301,6 +318,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "standardize": ["boolean"],
         "ica_options": [dict, None],
         "scorer_options": [dict, None],
+        "measurement_noise": [StrOptions({"auto"}), None],
         "weak_evidence_level": [Interval(Real, 0, 1, closed="both")],
         "quality": ["boolean"],
         "quality_resamples": [Interval(Integral, 0, None, closed="left")],
@@ -323,6 +341,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,
+        measurement_noise: str | None = "auto",
         weak_evidence_level: float = 0.1,
         quality: bool = True,
         quality_resamples: int = 0,
@@ -338,6 +357,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.standardize = standardize
         self.ica_options = ica_options
         self.scorer_options = scorer_options
+        self.measurement_noise = measurement_noise
         self.weak_evidence_level = weak_evidence_level
         self.quality = quality
         self.quality_resamples = quality_resamples

@@ -16,6 +16,7 @@ import json
 import os
 import stat
 import tempfile
+import tokenize
 import zipfile
 from pathlib import Path
 
@@ -278,9 +279,10 @@ def _load_npz(path: Path, cls):
             "to load.") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, KeyError, TypeError,
             ValueError, UnicodeDecodeError, AttributeError, IndexError, OverflowError,
-            NotImplementedError) as exc:
+            NotImplementedError, tokenize.TokenError) as exc:
         # zipfile, numpy's header parser, json and the estimator raise all of these on
-        # damaged files (sklearn's InvalidParameterError is a ValueError).
+        # damaged files (sklearn's InvalidParameterError is a ValueError; numpy's header
+        # filter raises tokenize's error on an unbalanced header).
         detail = " ".join(str(exc).split())  # one line, whatever the library printed
         if len(detail) > 300:
             detail = detail[:300] + " ..."

@@ -217,3 +217,18 @@ def test_genuine_file_still_round_trips(saved, tmp_path):
     np.testing.assert_array_equal(loaded.adjacency_matrix_, model.adjacency_matrix_)
     np.testing.assert_allclose(loaded.transform(sim.X[1]), model.transform(sim.X[1]))
     assert np.isfinite(loaded.transform(sim.X[1])).all()
+
+
+def test_unbalanced_array_header_refused(saved, tmp_path):
+    """A header whose quotes do not balance: numpy's header filter raises a tokenize error."""
+    _, arrays, meta, _ = saved
+    path = _write(tmp_path / "quote.npz", arrays, meta)
+    rewritten = tmp_path / "quote2.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(rewritten, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "__metadata__.npy":
+                data = data.replace(b"'shape':", b"'shape#:", 1)
+            dst.writestr(info.filename, data)
+    with pytest.raises(ValueError, match="not a valid creator-plugin model file"):
+        CREATOR.load(rewritten)

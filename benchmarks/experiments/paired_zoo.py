@@ -1,0 +1,39 @@
+"""Paired comparison of two zoo row files (same families and seeds): SHD, order, LocR2 per family.
+
+Usage: python paired_zoo.py A.jsonl B.jsonl  (B minus A; SE of the paired mean difference)
+"""
+import json
+import sys
+
+import numpy as np
+
+
+def load(path):
+    rows = {}
+    for line in open(path):
+        r = json.loads(line)
+        rows[(r["family"], r["seed"])] = r
+    return rows
+
+
+a, b = load(sys.argv[1]), load(sys.argv[2])
+keys = sorted(set(a) & set(b))
+print("| family | fits | mean SHD A | mean SHD B | B - A (SE) | better / worse | "
+      "correct order A | B | LocR² A | B | identical fits |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for fam in dict.fromkeys(k[0] for k in keys):
+    ks = [k for k in keys if k[0] == fam and a[k]["status"] == b[k]["status"] == "ok"]
+    sa = np.array([a[k]["shd"] for k in ks], float)
+    sb = np.array([b[k]["shd"] for k in ks], float)
+    diff = sb - sa
+    se = diff.std(ddof=1) / np.sqrt(len(ks)) if len(ks) > 1 else float("nan")
+    same = sum(a[k]["shd"] == b[k]["shd"] and abs(a[k]["locr2"] - b[k]["locr2"]) < 1e-12
+               for k in ks)
+    print(f"| {fam} | {len(ks)} | {sa.mean():.2f} | {sb.mean():.2f} "
+          f"| {diff.mean():+.2f} ({se:.2f}) "
+          f"| {(diff < 0).sum()} / {(diff > 0).sum()} "
+          f"| {np.mean([a[k]['correct_order'] for k in ks]):.0%} "
+          f"| {np.mean([b[k]['correct_order'] for k in ks]):.0%} "
+          f"| {np.mean([a[k]['locr2'] for k in ks]):.3f} "
+          f"| {np.mean([b[k]['locr2'] for k in ks]):.3f} "
+          f"| {same}/{len(ks)} |")

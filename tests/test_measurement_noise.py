@@ -1,0 +1,156 @@
+"""The measurement-noise correction: its estimate, its no-op at p == d, its input check."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from creator_plugin import CREATOR
+from creator_plugin.measurement_noise import (
+    PD_MARGIN_SDS,
+    _signal_contrast,
+    estimate_measurement_noise,
+    polish_signal,
+)
+from creator_plugin.ordering import _ordered_contrast
+from creator_plugin.preprocessing import reduce_environments
+from creator_plugin.simulation import simulate_family
+
+
+def _noisy_environments(noise_sd, *, p=20, d=3, K=4, n=4000, latent_scales=None, seed=0):
+    """Non-Gaussian latents, a random mixing and Gaussian noise of SD ``noise_sd[k]`` per entry."""
+    rng = np.random.default_rng(seed)
+    H = rng.standard_normal((p, d))
+    X = []
+    for k in range(K):
+        scales = np.ones(d) if latent_scales is None else latent_scales[k]
+        Y = rng.laplace(size=(n, d)) * scales
+        X.append(Y @ H.T + noise_sd[k] * rng.standard_normal((n, p)))
+    return X
+
+
+def test_recovers_the_noise_variance_of_every_environment():
+    noise_sd = [0.3, 0.1, 0.2, 0.05]
+    X = _noisy_environments(noise_sd)
+    # standardize=False: every column in one common unit, so the noise is
+    # isotropic in the reduction's units and its variance known there.
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    noise = estimate_measurement_noise(X, X_red, red)
+    truth = np.array(noise_sd) ** 2 / red.scale[0] ** 2
+    assert noise.model == "diagonal"
+    assert np.all(noise.shrinkage == 1.0)  # nothing needed shrinking
+    np.testing.assert_allclose(noise.variances.mean(axis=1), truth, rtol=0.05)
+    np.testing.assert_allclose(noise.variances, truth[:, None] * np.ones(20), rtol=0.3)
+    # The corrected covariances equal the noiseless data's in expectation: compare
+    # with the same latents and mixing without noise.
+    clean = _noisy_environments([0.0] * 4)
+    clean_red = [((x - x.mean(axis=0)) / red.scale) @ red.projection for x in clean]
+    for g, c, n in zip(noise.signal_grams([x.T @ x for x in X_red]), clean_red, [4000] * 4):
+        np.testing.assert_allclose(g / n, c.T @ c / n, atol=0.05 * np.abs(c.T @ c / n).max())
+
+
+def test_an_estimate_the_data_cannot_carry_is_shrunk_to_keep_covariances_positive():
+    # Environment 0: one latent with almost no variance, buried in the noise.
+    scales = [np.array([1.0, 1.0, 0.01]), np.ones(3), np.ones(3)]
+    X = _noisy_environments([0.5, 0.02, 0.02], K=3, latent_scales=scales, seed=1)
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    noise = estimate_measurement_noise(X, X_red, red)
+    assert noise.shrinkage[0] < 1.0
+    assert np.all(noise.shrinkage[1:] == 1.0)
+    n = X_red[0].shape[0]
+    g = noise.signal_grams([x.T @ x for x in X_red])[0]
+    raw = X_red[0].T @ X_red[0]
+    metric = red.projection.T @ red.projection
+    from scipy.linalg import eigh
+    # The corrected covariance keeps the margin's share of the raw one in its
+    # weakest direction, and no more.
+    share = eigh(g, raw, eigvals_only=True)[0]
+    assert share == pytest.approx(PD_MARGIN_SDS * np.sqrt(2.0 / n), rel=1e-6)
+    assert np.all(eigh(g, metric, eigvals_only=True) > 0)
+
+
+def test_heteroscedastic_columns_are_estimated_one_by_one():
+    rng = np.random.default_rng(5)
+    sd = rng.uniform(0.05, 0.4, 20)
+    X = [x + sd * rng.standard_normal(x.shape)
+         for x in _noisy_environments([0.0] * 3, K=3, seed=2)]
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    noise = estimate_measurement_noise(X, X_red, red)
+    truth = sd**2 / red.scale[0] ** 2
+    for v in noise.variances:
+        assert np.corrcoef(v, truth)[0, 1] > 0.95
+        np.testing.assert_allclose(v.mean(), truth.mean(), rtol=0.05)
+
+
+def test_few_discarded_dimensions_fall_back_to_one_variance_per_environment():
+    X = _noisy_environments([0.2, 0.1], p=5, d=3, K=2)
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    noise = estimate_measurement_noise(X, X_red, red)
+    assert noise.model == "isotropic"
+    np.testing.assert_allclose(noise.variances, np.array([[0.04], [0.01]]) / red.scale[0] ** 2
+                               * np.ones(5), rtol=0.15)
+
+
+def test_square_data_give_identical_fits():
+    sim = simulate_family("paper", 4, 4, 500, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = CREATOR(4, random_state=3, measurement_noise=None).fit(sim.X)
+        b = CREATOR(4, random_state=3, measurement_noise="auto").fit(sim.X)
+    assert np.array_equal(a.adjacency_matrix_, b.adjacency_matrix_)
+    assert np.array_equal(a.components_, b.components_)
+    assert all(np.array_equal(x, y) for x, y in zip(a.latents_, b.latents_))
+    assert "measurement_noise" not in b.diagnostics_
+    X_red, red = reduce_environments(sim.X, 4)
+    assert estimate_measurement_noise(sim.X, X_red, red) is None
+
+
+def test_noisy_measurements_are_corrected_and_reported():
+    sim = simulate_family("measured", 3, 3, 800, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = CREATOR(3, random_state=0, measurement_noise=None).fit(sim.X)
+        b = CREATOR(3, random_state=0).fit(sim.X)
+    est = np.array(b.diagnostics_["measurement_noise"]["mean_variance"])
+    # 5 % of every column's SD: about 0.05^2 of a standardised column's variance.
+    assert np.all((est > 0) & (est < 0.05))
+    assert not np.array_equal(a.components_, b.components_)
+
+
+@pytest.mark.parametrize("value", ["yes", 1, True, "Auto"])
+def test_rejects_unknown_values(value):
+    X = np.random.default_rng(0).laplace(size=(300, 3))
+    with pytest.raises(ValueError, match="measurement_noise"):
+        CREATOR(3, measurement_noise=value).fit(X, environments=np.repeat([0, 1, 2], 100))
+
+
+def test_signal_polish_contrast_and_gradient():
+    rng = np.random.default_rng(0)
+    X = [rng.laplace(size=(400, 3)) @ rng.standard_normal((3, 3)) for _ in range(2)]
+    raw = [x.T @ x for x in X]
+    signal = [0.97 * r - 0.01 * 400 * np.eye(3) for r in raw]
+    g = rng.standard_normal(9)
+    # Without noise it is the ordering's polish contrast.
+    assert _signal_contrast(g, X, 3, raw, raw)[0] == pytest.approx(
+        _ordered_contrast(g, X, 3, raw)[0], rel=1e-12)
+    value, grad = _signal_contrast(g, X, 3, signal, raw)
+    h = 1e-6
+    numeric = [(_signal_contrast(g + h * e, X, 3, signal, raw)[0]
+                - _signal_contrast(g - h * e, X, 3, signal, raw)[0]) / (2 * h) for e in np.eye(9)]
+    np.testing.assert_allclose(grad, numeric, atol=1e-6 * np.abs(grad).max())
+
+
+def test_signal_polish_in_two_stages_ascends():
+    X = _noisy_environments([0.3, 0.2], p=8, d=3, K=2, n=600, seed=4)
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    noise = estimate_measurement_noise(X, X_red, red)
+    raw = [x.T @ x for x in X_red]
+    start = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+    one, info1 = polish_signal(X_red, start, noise.signal_grams(raw), raw)
+    two, info2 = polish_signal(X_red, start, noise.signal_grams(raw), raw, max_rows=200)
+    assert "subsample" in info2 and info2["subsample"]["rows"] == [200, 200]
+    assert info1["kept"] and info2["kept"]
+    assert info2["contrast"] > info2["contrast_start"]
+    assert info2["contrast"] == pytest.approx(info1["contrast"], rel=1e-3)
