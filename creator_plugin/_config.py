@@ -68,7 +68,7 @@ class FitConfig:
     weak_evidence_level: float = 0.1
     quality: bool = True
     quality_resamples: int = 0
-    measurement_noise: str | None = "auto"
+    measurement_noise: str | None = None
     check_n_latent: bool = True
     keep_features: bool = False
 

@@ -162,7 +162,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         16) and ``"max_samples"`` (row subsample per environment, default
         5000, None for all rows); the other scorers take none. Unknown keys
         are an error.
-    measurement_noise : {"auto", None}, default="auto"
+    measurement_noise : {"auto", None}, default=None
         Gaussian noise on the measurements themselves (``x = H y + e``),
         which biases every regression the fit makes on the recovered
         features (errors in variables). ``"auto"`` estimates every
@@ -177,8 +177,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         estimate larger than an environment's data allow is shrunk so that
         every corrected covariance stays positive definite
         (:mod:`creator_plugin.measurement_noise`); the estimates are in
-        ``diagnostics_["measurement_noise"]``. None: no correction
-        (the fit before this option existed).
+        ``diagnostics_["measurement_noise"]``. None (the default): no
+        correction. On simulated data with 5 % measurement noise (p = 4d)
+        the correction changed the mean SHD by -0.02 and -0.08 on two
+        simulators, within the seeds' noise, so it is not on by default.
     weak_evidence_level : float in [0, 1], default=0.1
         If the best ordering score of a step, divided by K, exceeds this
         value, the candidate is far from a pure source in some environments
@@ -341,7 +343,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,
-        measurement_noise: str | None = "auto",
+        measurement_noise: str | None = None,
         weak_evidence_level: float = 0.1,
         quality: bool = True,
         quality_resamples: int = 0,

@@ -111,12 +111,13 @@ def test_noisy_measurements_are_corrected_and_reported():
     sim = simulate_family("measured", 3, 3, 800, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = CREATOR(3, random_state=0, measurement_noise=None).fit(sim.X)
-        b = CREATOR(3, random_state=0).fit(sim.X)
+        a = CREATOR(3, random_state=0).fit(sim.X)  # the default: no correction
+        b = CREATOR(3, random_state=0, measurement_noise="auto").fit(sim.X)
     est = np.array(b.diagnostics_["measurement_noise"]["mean_variance"])
     # 5 % of every column's SD: about 0.05^2 of a standardised column's variance.
     assert np.all((est > 0) & (est < 0.05))
     assert not np.array_equal(a.components_, b.components_)
+    assert "measurement_noise" not in a.diagnostics_
 
 
 @pytest.mark.parametrize("value", ["yes", 1, True, "Auto"])
