@@ -125,16 +125,60 @@ def ica_directions(
     chol = np.linalg.cholesky(np.cov(U, rowvar=False))
     white = np.linalg.inv(chol).T  # U @ white has identity covariance
     w_init = np.random.default_rng(random_state).standard_normal((m, m))
-    ica = FastICA(
-        n_components=m, whiten=False, max_iter=max_iter, tol=tol, fun=fun, w_init=w_init,
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        ica.fit((U - U.mean(axis=0)) @ white)
-    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    dirs = basis @ white @ ica.components_.T
+    if fun == "logcosh":
+        unmixing, converged = _fastica_logcosh(
+            ((U - U.mean(axis=0)) @ white).T, w_init, tol=tol, max_iter=max_iter)
+    else:
+        ica = FastICA(
+            n_components=m, whiten=False, max_iter=max_iter, tol=tol, fun=fun, w_init=w_init,
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            ica.fit((U - U.mean(axis=0)) @ white)
+        converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        unmixing = ica.components_
+    dirs = basis @ white @ unmixing.T
     dirs /= np.linalg.norm(dirs, axis=0, keepdims=True)
     return dirs, converged
+
+
+def _sym_decorrelation(W: np.ndarray) -> np.ndarray:
+    """``(W W^T)^{-1/2} W``, computed as scikit-learn's FastICA does."""
+    s, u = linalg.eigh(W @ W.T)
+    s = np.clip(s, a_min=np.finfo(W.dtype).tiny, a_max=None)
+    return np.linalg.multi_dot([u * (1.0 / np.sqrt(s)), u.T, W])
+
+
+def _fastica_logcosh(
+    XT: np.ndarray, w_init: np.ndarray, *, tol: float, max_iter: int
+) -> tuple[np.ndarray, bool]:
+    """Parallel FastICA with the log-cosh contrast on whitened ``XT`` (m, n).
+
+    The iteration of :class:`sklearn.decomposition.FastICA` with
+    ``whiten=False, fun="logcosh"`` operation for operation (its unmixing
+    matrix is reproduced exactly), without the estimator's input checks
+    and the mixing matrix it also computes: the ordering step runs it
+    ``K d`` times a fit on small, already validated arrays, where those
+    dominated its cost.
+
+    Returns
+    -------
+    unmixing : ndarray (m, m)
+        ``unmixing @ XT`` are the sources.
+    converged : bool
+        Whether the tolerance was reached within ``max_iter`` iterations.
+    """
+    W = _sym_decorrelation(w_init)
+    n = float(XT.shape[1])
+    for _ in range(max_iter):
+        gwtx = np.tanh(W @ XT)
+        g_wtx = (1.0 - gwtx**2).mean(axis=1)
+        W1 = _sym_decorrelation(gwtx @ XT.T / n - g_wtx[:, None] * W)
+        lim = max(abs(abs(np.einsum("ij,ij->i", W1, W)) - 1))
+        W = W1
+        if lim < tol:
+            return W, True
+    return W, False
 
 
 def _residual_map(S: np.ndarray, T: np.ndarray) -> np.ndarray | None:
@@ -236,7 +280,8 @@ def consistency_descent(
         q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
         c2 = np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
         closest = np.argmax(c2, axis=2)
-        f = 1.0 - np.minimum(np.take_along_axis(c2, closest[:, :, None], 2)[:, :, 0], 1.0)
+        # The closest direction's value, read as the maximum (no index arrays).
+        f = 1.0 - np.minimum(c2.max(axis=2), 1.0)
         return Sa, q, closest, f
 
     a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
@@ -329,7 +374,8 @@ def looks_gaussian(R_list: list[np.ndarray], w: np.ndarray) -> bool:
 
 
 def joint_direction(
-    R_list: list[np.ndarray], w0: np.ndarray, found: np.ndarray, *, max_iter: int = 200
+    R_list: list[np.ndarray], w0: np.ndarray, found: np.ndarray, *, max_iter: int = 200,
+    stacked: tuple | None = None,
 ) -> tuple[np.ndarray, float]:
     """Re-estimate one source direction from all environments at once.
 
@@ -353,6 +399,9 @@ def joint_direction(
         Directions of the sources already found.
     max_iter : int, default=200
         BFGS iterations.
+    stacked : tuple, optional
+        ``_stack_rows(R_list)``, when the caller re-uses it across calls
+        (built here otherwise).
 
     Returns
     -------
@@ -385,29 +434,33 @@ def joint_direction(
     # sees the data through a list emptied after the ascent.
     data = list(R_list)
     S = [basis.T @ (R.T @ R) @ basis / R.shape[0] for R in R_list]
-
-    def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = 0.0, np.zeros_like(v)
-        for R, s in zip(data, S):
-            sv = s @ v
-            var = v @ sv
-            w = basis @ v / np.sqrt(var)
-            # One pass over blocks of rows: the data are read once per evaluation.
-            log_cosh, gt, gR = 0.0, 0.0, np.zeros(d)
-            for rows in row_blocks(R.shape[0], d):
-                Rb = R[rows]
-                t = Rb @ w
-                a = np.abs(t)
-                log_cosh += float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
-                g = np.tanh(t)
-                gt += float(g @ t)
-                gR += g @ Rb
-            n = R.shape[0]
-            excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
-            d_mean = basis.T @ gR / (n * np.sqrt(var)) - gt / n * sv / var
-            value += excess**2
-            grad += 2.0 * excess * d_mean
-        return -value, -grad
+    if stacked is None:
+        stacked = _stack_rows(R_list)
+    if stacked is not None:
+        neg_objective = _stacked_logcosh_objective(stacked, basis, np.stack(S))
+    else:
+        def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+            value, grad = 0.0, np.zeros_like(v)
+            for R, s in zip(data, S):
+                sv = s @ v
+                var = v @ sv
+                w = basis @ v / np.sqrt(var)
+                # One pass over blocks of rows: the data are read once per evaluation.
+                log_cosh, gt, gR = 0.0, 0.0, np.zeros(d)
+                for rows in row_blocks(R.shape[0], d):
+                    Rb = R[rows]
+                    t = Rb @ w
+                    a = np.abs(t)
+                    log_cosh += float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
+                    g = np.tanh(t)
+                    gt += float(g @ t)
+                    gR += g @ Rb
+                n = R.shape[0]
+                excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
+                d_mean = basis.T @ gR / (n * np.sqrt(var)) - gt / n * sv / var
+                value += excess**2
+                grad += 2.0 * excess * d_mean
+            return -value, -grad
 
     v0 = basis.T @ w0
     v0 = v0 / np.linalg.norm(v0)
@@ -434,6 +487,52 @@ def joint_direction(
     if w @ w0 < 0:
         w = -w
     return w, corr2
+
+
+#: Environments whose rows number at most this many elements in all are
+#: stacked into one array, so that a contrast is evaluated in a few numpy
+#: calls over all environments instead of a loop (one copy of the residuals:
+#: small data only; larger data are read environment by environment in blocks).
+STACK_ELEMENTS = 2**20
+
+
+def _stack_rows(R_list: list[np.ndarray]) -> tuple | None:
+    """``(R_all, starts, sizes)``: the environments' rows in one array, or None when large."""
+    sizes = np.array([R.shape[0] for R in R_list])
+    if int(sizes.sum()) * R_list[0].shape[1] > STACK_ELEMENTS or np.any(sizes == 0):
+        return None
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return np.concatenate(R_list), starts, sizes
+
+
+def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray):
+    """:func:`joint_direction`'s negated objective and gradient over stacked environments.
+
+    ``S[k]`` is environment k's covariance in the coordinates of ``basis``.
+    The same sums as the loop over environments, formed in one pass over
+    all rows with per-environment totals by ``np.add.reduceat``.
+    """
+    R_all, starts, sizes = stacked
+    n = sizes.astype(float)
+    offset = np.log(2.0) + _GAUSS_LOGCOSH
+
+    def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+        Sv = S @ v  # (K, m)
+        var = Sv @ v
+        sd = np.sqrt(var)
+        t = (R_all @ (basis @ v)) * np.repeat(1.0 / sd, sizes)
+        a = np.abs(t)
+        e = np.exp(-2.0 * a)
+        log_cosh = np.add.reduceat(a + np.log1p(e), starts)
+        # tanh(t) from the same exponential: tanh|t| = (1 - e) / (1 + e).
+        g = np.copysign((1.0 - e) / (1.0 + e), t)
+        gt = np.add.reduceat(g * t, starts)
+        gR = np.stack([g[s:s + m] @ R_all[s:s + m] for s, m in zip(starts, sizes)])  # (K, d)
+        excess = log_cosh / n - offset
+        d_mean = (gR @ basis) / (n * sd)[:, None] - (gt / (n * var))[:, None] * Sv
+        return -float(excess @ excess), -(2.0 * excess) @ d_mean
+
+    return neg_objective
 
 
 class _SingularDirections(Exception):
@@ -837,7 +936,9 @@ def topological_ordering(
                 pool_scores = np.concatenate([scores, descended_scores])
             starts = _distinct_best(R_list, pool, pool_scores, n_refine)
             found = alphas[:, :i]
-            joint = [joint_direction(R_list, pool[:, c], found) for c in starts]
+            stacked = _stack_rows(R_list)
+            joint = [joint_direction(R_list, pool[:, c], found, stacked=stacked) for c in starts]
+            del stacked
             directions = np.column_stack([w for w, _ in joint])
             refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
