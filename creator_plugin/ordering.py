@@ -52,6 +52,15 @@ ICA_MAX_ROWS = 100_000
 #: Rows per environment of the polish's first stage (:func:`polish_directions`).
 POLISH_MAX_ROWS = 100_000
 
+#: BFGS gradient tolerance of :func:`joint_direction` (objective scaled to 1 at the start).
+JOINT_GTOL = 1e-7
+
+#: BFGS gradient tolerance of :func:`polish_directions` (contrast scaled to 1 at the start).
+POLISH_GTOL = 1e-6
+
+#: Iterations of :func:`consistency_descent` in :func:`topological_ordering`.
+DESCENT_MAX_ITER = 100
+
 
 @dataclass(frozen=True)
 class OrderingResult:
@@ -451,8 +460,9 @@ def joint_direction(
                     Rb = R[rows]
                     t = Rb @ w
                     a = np.abs(t)
-                    log_cosh += float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
-                    g = np.tanh(t)
+                    e = np.exp(-2.0 * a)
+                    log_cosh += float(np.sum(a + np.log1p(e)))
+                    g = _tanh_from(e, t)
                     gt += float(g @ t)
                     gR += g @ Rb
                 n = R.shape[0]
@@ -466,15 +476,18 @@ def joint_direction(
     v0 = v0 / np.linalg.norm(v0)
     # Scale the objective to 1 at the start so that BFGS's gradient tolerance
     # means the same thing whatever the noises' non-Gaussianity.
-    scale = max(-neg_objective(v0)[0], 1e-12)
+    at_start = neg_objective(v0)
+    scale = max(-at_start[0], 1e-12)
 
     def scaled(v: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = neg_objective(v)
+        # The optimiser's first request is the start, already evaluated.
+        value, grad = at_start if np.array_equal(v, v0) else neg_objective(v)
         return value / scale, grad / scale
 
     with np.errstate(all="ignore"):
         res = optimize.minimize(
-            scaled, v0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-7}
+            scaled, v0, jac=True, method="BFGS",
+            options={"maxiter": max_iter, "gtol": JOINT_GTOL},
         )
     data.clear()
     v = res.x
@@ -524,8 +537,7 @@ def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray)
         a = np.abs(t)
         e = np.exp(-2.0 * a)
         log_cosh = np.add.reduceat(a + np.log1p(e), starts)
-        # tanh(t) from the same exponential: tanh|t| = (1 - e) / (1 + e).
-        g = np.copysign((1.0 - e) / (1.0 + e), t)
+        g = _tanh_from(e, t)
         gt = np.add.reduceat(g * t, starts)
         gR = np.stack([g[s:s + m] @ R_all[s:s + m] for s, m in zip(starts, sizes)])  # (K, d)
         excess = log_cosh / n - offset
@@ -540,7 +552,8 @@ class _SingularDirections(Exception):
 
 
 def _ordered_contrast(
-    g: np.ndarray, X_red: list[np.ndarray], d: int, scatters: list[np.ndarray]
+    g: np.ndarray, X_red: list[np.ndarray], d: int, scatters: list[np.ndarray],
+    stacked: tuple | None = None,
 ) -> tuple[float, np.ndarray]:
     """The polish's contrast of all ordered noises, and its gradient.
 
@@ -553,11 +566,12 @@ def _ordered_contrast(
     for any symmetric law). The gradient back-propagates through the
     Cholesky factorisation (Murray, 2016, "Differentiation of the Cholesky
     decomposition"). ``scatters[k]`` is ``X_k^T X_k``, which does not depend
-    on ``g``.
+    on ``g``. ``stacked`` (``_stack_rows(X_red)``) evaluates the row sums
+    of all environments in one pass over the stacked rows.
     """
     G = g.reshape(d, d)
     eye = np.eye(d)
-    value, grad = 0.0, np.zeros((d, d))
+    factors = []
     for X, S in zip(X_red, scatters):
         n = X.shape[0]
         try:
@@ -565,25 +579,15 @@ def _ordered_contrast(
         except np.linalg.LinAlgError:
             raise _SingularDirections from None
         Linv = linalg.solve_triangular(L, eye, lower=True)
-        M = G.T @ Linv.T  # Z = X M
-        # One pass over blocks of rows, so that only one block of temporaries
-        # exists at any n and the data are read once per evaluation (at large
-        # n reading them is the cost). dJ/dZ is tanh(Z) and
-        # (1 - Z^2) exp(-Z^2 / 2), column-scaled by factors known only after
-        # the pass, so their products with X are accumulated apart.
-        log_cosh, skew = np.zeros(d), np.zeros(d)
-        tanh_x, odd_x = np.zeros((d, d)), np.zeros((d, d))
-        for rows in row_blocks(n, 16 * d):
-            Xb = X[rows]
-            Z = Xb @ M
-            a = np.abs(Z)
-            log_cosh += (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
-            E = np.exp(-0.5 * Z**2)
-            skew += (Z * E).sum(axis=0)
-            tanh_x += np.tanh(Z).T @ Xb
-            odd_x += ((1.0 - Z**2) * E).T @ Xb
+        factors.append((n, L, Linv, G.T @ Linv.T))  # Z = X M, M the last entry
+    if stacked is not None:
+        sums = _contrast_sums_stacked(stacked, [f[3] for f in factors])
+    else:
+        sums = [_contrast_sums(X, f[3]) for X, f in zip(X_red, factors)]
+    value, grad = 0.0, np.zeros((d, d))
+    for (n, L, Linv, _), S, (log_cosh, skew, tanh_x, odd_x) in zip(factors, scatters, sums):
         excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
-        skew /= n
+        skew = skew / n
         value += float(excess @ excess) + _SKEW_WEIGHT * float(skew @ skew)
         DtX = ((2.0 * excess / n)[:, None] * tanh_x
                + (2.0 * _SKEW_WEIGHT * skew / n)[:, None] * odd_x)
@@ -594,6 +598,62 @@ def _ordered_contrast(
         Sbar = Linv.T @ P @ Linv
         grad += Linv.T @ DtX + (Sbar + Sbar.T) / n @ G @ S
     return value, grad.ravel()
+
+
+def _contrast_sums(X: np.ndarray, M: np.ndarray) -> tuple:
+    """Row sums of one environment for :func:`_ordered_contrast` (``Z = X M``).
+
+    ``sum log(2 cosh Z)``, ``sum Z exp(-Z^2 / 2)`` (per column) and
+    ``tanh(Z)^T X``, ``((1 - Z^2) exp(-Z^2 / 2))^T X``.
+    """
+    d = M.shape[1]
+    # One pass over blocks of rows, so that only one block of temporaries
+    # exists at any n and the data are read once per evaluation (at large
+    # n reading them is the cost). dJ/dZ is tanh(Z) and
+    # (1 - Z^2) exp(-Z^2 / 2), column-scaled by factors known only after
+    # the pass, so their products with X are accumulated apart.
+    log_cosh, skew = np.zeros(d), np.zeros(d)
+    tanh_x, odd_x = np.zeros((d, X.shape[1])), np.zeros((d, X.shape[1]))
+    for rows in row_blocks(X.shape[0], 16 * d):
+        Xb = X[rows]
+        Z = Xb @ M
+        a = np.abs(Z)
+        e = np.exp(-2.0 * a)
+        log_cosh += (a + np.log1p(e)).sum(axis=0)
+        E = np.exp(-0.5 * Z**2)
+        skew += (Z * E).sum(axis=0)
+        tanh_x += _tanh_from(e, Z).T @ Xb
+        odd_x += ((1.0 - Z**2) * E).T @ Xb
+    return log_cosh, skew, tanh_x, odd_x
+
+
+def _contrast_sums_stacked(stacked: tuple, Ms: list[np.ndarray]) -> list[tuple]:
+    """:func:`_contrast_sums` of every environment, the elementwise work done once over all rows."""
+    X_all, starts, sizes = stacked
+    spans = [slice(s, s + m) for s, m in zip(starts, sizes)]
+    Z = np.empty((X_all.shape[0], Ms[0].shape[1]))
+    for rows, M in zip(spans, Ms):
+        np.matmul(X_all[rows], M, out=Z[rows])
+    a = np.abs(Z)
+    e = np.exp(-2.0 * a)
+    lc = a + np.log1p(e)
+    Z2 = Z**2
+    E = np.exp(-0.5 * Z2)
+    ZE = Z * E
+    th = _tanh_from(e, Z)
+    odd = (1.0 - Z2) * E
+    return [(lc[r].sum(axis=0), ZE[r].sum(axis=0), th[r].T @ X_all[r], odd[r].T @ X_all[r])
+            for r in spans]
+
+
+def _tanh_from(e: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``tanh(t)`` from ``e = exp(-2 |t|)``, which the log-cosh contrast computes anyway.
+
+    ``tanh|t| = (1 - e) / (1 + e)``: exact up to rounding, with an absolute
+    error of a few units of 1e-16, and far cheaper than a second
+    transcendental function.
+    """
+    return np.copysign((1.0 - e) / (1.0 + e), t)
 
 
 def polish_directions(
@@ -654,7 +714,8 @@ def polish_directions(
     start = alphas / np.linalg.norm(alphas, axis=0)
     g0 = start.T.ravel()
     scatters = [X.T @ X for X in X_red]
-    value0 = _ordered_contrast(g0, X_red, d, scatters)[0]
+    stacked = _stack_rows(X_red)
+    value0, grad0 = _ordered_contrast(g0, X_red, d, scatters, stacked)
     info = {
         "contrast_start": value0, "contrast": value0, "iterations": 0, "evaluations": 1,
         "kept": False,
@@ -668,14 +729,17 @@ def polish_directions(
     g_start, hess_inv0 = g0, None
     if max_rows is not None and max(x.shape[0] for x in X_red) > max_rows:
         sub = [x[:: -(-x.shape[0] // max_rows)] for x in X_red]
-        first = _ascend(sub, g0, d, [x.T @ x for x in sub], scale, max_iter, None)
+        first = _ascend(sub, g0, d, [x.T @ x for x in sub], scale, max_iter, None,
+                        _stack_rows(sub))
         if first is not None and np.all(np.isfinite(first.x)):
             g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
             info["subsample"] = {
                 "rows": [x.shape[0] for x in sub], "iterations": int(first.nit),
                 "evaluations": int(first.nfev),
             }
-    res = _ascend(X_red, g_start, d, scatters, scale, max_iter, hess_inv0)
+    res = _ascend(X_red, g_start, d, scatters, scale, max_iter, hess_inv0, stacked,
+                  known=(g0, value0, grad0))
+    del stacked
     if res is None:
         return start, info
     value = -float(res.fun) * scale
@@ -692,19 +756,29 @@ def polish_directions(
 
 def _ascend(
     X_list: list[np.ndarray], g0: np.ndarray, d: int, scatters: list[np.ndarray],
-    scale: float, max_iter: int, hess_inv0: np.ndarray | None,
+    scale: float, max_iter: int, hess_inv0: np.ndarray | None, stacked: tuple | None = None,
+    known: tuple | None = None,
 ):
-    """BFGS on the polish's contrast from ``g0``; None when the directions become singular."""
+    """BFGS on the polish's contrast from ``g0``; None when the directions become singular.
+
+    ``known = (g, value, grad)``: the contrast already computed at ``g``,
+    returned instead of recomputed when the optimiser asks for exactly that
+    point (its first evaluation, when it starts there).
+    """
     # SciPy's optimiser leaves reference cycles that keep the closure alive
-    # until the next garbage collection: it sees the data through a list
-    # emptied afterwards, so those cycles do not hold the data.
+    # until the next garbage collection: it sees the data (and their stacked
+    # copy) through lists emptied afterwards, so those cycles do not hold them.
     data = list(X_list)
+    extra = [stacked]
 
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = _ordered_contrast(g, data, d, scatters)
+        if known is not None and np.array_equal(g, known[0]):
+            value, grad = known[1], known[2]
+        else:
+            value, grad = _ordered_contrast(g, data, d, scatters, extra[0])
         return -value / scale, -grad / scale
 
-    options = {"maxiter": max_iter, "gtol": 1e-6}
+    options = {"maxiter": max_iter, "gtol": POLISH_GTOL}
     if hess_inv0 is not None:
         options["hess_inv0"] = hess_inv0
     try:
@@ -714,6 +788,7 @@ def _ascend(
         return None
     finally:
         data.clear()
+        extra.clear()
 
 
 def _positive_definite(H: np.ndarray) -> np.ndarray:
@@ -931,7 +1006,8 @@ def topological_ordering(
             # minima of the consistency score reached from each of them.
             pool, pool_scores = candidates, scores
             if descend and scorer == "ica_consistency":
-                descended, descended_scores = consistency_descent(R_list, ica_dirs, candidates)
+                descended, descended_scores = consistency_descent(
+                    R_list, ica_dirs, candidates, max_iter=DESCENT_MAX_ITER)
                 pool = np.hstack([candidates, descended])
                 pool_scores = np.concatenate([scores, descended_scores])
             starts = _distinct_best(R_list, pool, pool_scores, n_refine)
