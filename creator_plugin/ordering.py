@@ -283,11 +283,15 @@ def consistency_descent(
     env = np.arange(K)
     ridge = 1e-9 * np.trace(S, axis1=1, axis2=2).sum() * np.eye(d)
 
-    def evaluate(a: np.ndarray):
-        """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
+    def correlations(a: np.ndarray):
+        """S_k a, a' S_k a and the squared correlations with every ICA direction."""
         Sa = (a @ S_flat).reshape(-1, K, d)
         q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
-        c2 = np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+        return Sa, q, np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+
+    def evaluate(a: np.ndarray):
+        """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
+        Sa, q, c2 = correlations(a)
         closest = np.argmax(c2, axis=2)
         # The closest direction's value, read as the maximum (no index arrays).
         f = 1.0 - np.minimum(c2.max(axis=2), 1.0)
@@ -313,7 +317,8 @@ def consistency_descent(
         for _ in range(12):
             trial = x + t[:, None] * step
             trial /= np.linalg.norm(trial, axis=1, keepdims=True)
-            trial_score = evaluate(trial)[3].sum(axis=1)
+            # Scores only: the same arithmetic as evaluate's, without the indices.
+            trial_score = (1.0 - np.minimum(correlations(trial)[2].max(axis=2), 1.0)).sum(axis=1)
             ok = ~accepted & (trial_score <= score[active] + 2e-4 * t * slope)
             new[ok], new_score[ok] = trial[ok], trial_score[ok]
             accepted |= ok
