@@ -507,11 +507,13 @@ def joint_direction(
     return w, corr2
 
 
-#: Environments whose rows number at most this many elements in all are
-#: stacked into one array, so that a contrast is evaluated in a few numpy
-#: calls over all environments instead of a loop (one copy of the residuals:
-#: small data only; larger data are read environment by environment in blocks).
-STACK_ELEMENTS = 2**20
+#: Environments whose rows hold at most this many values in all are stacked
+#: into one array, so that a contrast is evaluated in a few numpy calls over
+#: all environments instead of a loop over them. The stacked copy and each
+#: temporary of the contrast are then at most this size (512 KB), as the
+#: blocks of the loop are; larger data are read environment by environment
+#: in blocks, where the loop's overhead no longer matters.
+STACK_ELEMENTS = 2**16
 
 
 def _stack_rows(R_list: list[np.ndarray]) -> tuple | None:
