@@ -510,10 +510,12 @@ def joint_direction(
 #: Environments whose rows hold at most this many values in all are stacked
 #: into one array, so that a contrast is evaluated in a few numpy calls over
 #: all environments instead of a loop over them. The stacked copy and each
-#: temporary of the contrast are then at most this size (512 KB), as the
-#: blocks of the loop are; larger data are read environment by environment
-#: in blocks, where the loop's overhead no longer matters.
-STACK_ELEMENTS = 2**16
+#: temporary of the contrast are then at most this size (8 MB); larger data
+#: are read environment by environment in blocks, where the loop's overhead
+#: no longer matters. (2**16 was tried: it sends d = 10, K = 10, n = 2000
+#: through the loop, whose different rounding flips an ill-conditioned fit,
+#: tests/test_descent.py::test_ill_conditioned_d10_models_are_fitted[1001].)
+STACK_ELEMENTS = 2**20
 
 
 def _stack_rows(R_list: list[np.ndarray]) -> tuple | None:
