@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import linalg
 from scipy.sparse import linalg as sparse_linalg
 
 from ._passes import column_moments, encode, row_blocks
@@ -56,9 +56,11 @@ from .ordering import (
     _GAUSS_LOGCOSH,
     _SKEW_WEIGHT,
     POLISH_MAX_ROWS,
+    _ascend,
     _canonical,
     _ordered_noise_maps,
     _positive_definite,
+    _SingularDirections,
 )
 
 __all__ = [
@@ -303,10 +305,6 @@ def corrected_pruning_moments(
     return B, tested, a, feature_sd
 
 
-class _Singular(Exception):
-    """The directions stopped spanning the signal's space during the polish."""
-
-
 def _signal_contrast(g, X_list, d, signal, raw):
     """The polish's contrast of the signal's Gram-Schmidt residuals, and its gradient.
 
@@ -325,7 +323,7 @@ def _signal_contrast(g, X_list, d, signal, raw):
         try:
             L = np.linalg.cholesky(G @ S @ G.T / n)
         except np.linalg.LinAlgError:
-            raise _Singular from None
+            raise _SingularDirections from None
         Linv = linalg.solve_triangular(L, eye, lower=True)
         M = G.T @ Linv.T  # Z = X M: residuals of the signal's Gram-Schmidt
         sd = np.sqrt(np.einsum("ij,ik,kj->j", M, R, M) / n)
@@ -387,12 +385,14 @@ def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300,
         # The noise's share per row is the same in a subsample.
         sub_signal = [sr - x.shape[0] / y.shape[0] * (r - sg)
                       for sr, x, y, r, sg in zip(sub_raw, sub, X_red, raw, signal)]
-        first = _ascend_signal(sub, g0, d, sub_signal, sub_raw, scale, max_iter, None)
+        first = _ascend(lambda g, data: _signal_contrast(g, data, d, sub_signal, sub_raw),
+                        sub, g0, scale, max_iter, None)
         if first is not None and np.all(np.isfinite(first.x)):
             g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
             info["subsample"] = {"rows": [x.shape[0] for x in sub],
                                  "iterations": int(first.nit), "evaluations": int(first.nfev)}
-    res = _ascend_signal(X_red, g_start, d, signal, raw, scale, max_iter, hess_inv0)
+    res = _ascend(lambda g, data: _signal_contrast(g, data, d, signal, raw),
+                  X_red, g_start, scale, max_iter, hess_inv0)
     if res is None:
         return start, info
     value = -float(res.fun) * scale
@@ -404,25 +404,3 @@ def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300,
     out = out * np.where(np.sum(out * start, axis=0) < 0, -1.0, 1.0)
     info.update(contrast=value, kept=True)
     return out, info
-
-
-def _ascend_signal(X_list, g0, d, signal, raw, scale, max_iter, hess_inv0):
-    """BFGS on :func:`_signal_contrast` from ``g0``; None when the directions become singular."""
-    # The optimiser's reference cycles would keep the data alive: it sees them
-    # through a list emptied afterwards.
-    data = list(X_list)
-
-    def neg(g):
-        value, grad = _signal_contrast(g, data, d, signal, raw)
-        return -value / scale, -grad / scale
-
-    options = {"maxiter": max_iter, "gtol": 1e-6}
-    if hess_inv0 is not None:
-        options["hess_inv0"] = hess_inv0
-    try:
-        with np.errstate(all="ignore"):
-            return optimize.minimize(neg, g0, jac=True, method="BFGS", options=options)
-    except _Singular:
-        return None
-    finally:
-        data.clear()

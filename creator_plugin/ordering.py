@@ -569,14 +569,17 @@ def polish_directions(
     g_start, hess_inv0 = g0, None
     if max_rows is not None and max(x.shape[0] for x in X_red) > max_rows:
         sub = [x[:: -(-x.shape[0] // max_rows)] for x in X_red]
-        first = _ascend(sub, g0, d, [x.T @ x for x in sub], scale, max_iter, None)
+        sub_scatters = [x.T @ x for x in sub]
+        first = _ascend(lambda g, data: _ordered_contrast(g, data, d, sub_scatters),
+                        sub, g0, scale, max_iter, None)
         if first is not None and np.all(np.isfinite(first.x)):
             g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
             info["subsample"] = {
                 "rows": [x.shape[0] for x in sub], "iterations": int(first.nit),
                 "evaluations": int(first.nfev),
             }
-    res = _ascend(X_red, g_start, d, scatters, scale, max_iter, hess_inv0)
+    res = _ascend(lambda g, data: _ordered_contrast(g, data, d, scatters),
+                  X_red, g_start, scale, max_iter, hess_inv0)
     if res is None:
         return start, info
     value = -float(res.fun) * scale
@@ -592,17 +595,21 @@ def polish_directions(
 
 
 def _ascend(
-    X_list: list[np.ndarray], g0: np.ndarray, d: int, scatters: list[np.ndarray],
-    scale: float, max_iter: int, hess_inv0: np.ndarray | None,
+    contrast, X_list: list[np.ndarray], g0: np.ndarray, scale: float, max_iter: int,
+    hess_inv0: np.ndarray | None,
 ):
-    """BFGS on the polish's contrast from ``g0``; None when the directions become singular."""
+    """BFGS ascent of ``contrast(g, X_list) -> (value, gradient)`` from ``g0``.
+
+    Returns SciPy's result, or None when the contrast raises
+    :class:`_SingularDirections` (the directions became linearly dependent).
+    """
     # SciPy's optimiser leaves reference cycles that keep the closure alive
     # until the next garbage collection: it sees the data through a list
     # emptied afterwards, so those cycles do not hold the data.
     data = list(X_list)
 
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = _ordered_contrast(g, data, d, scatters)
+        value, grad = contrast(g, data)
         return -value / scale, -grad / scale
 
     options = {"maxiter": max_iter, "gtol": 1e-6}
