@@ -385,13 +385,13 @@ def polish_signal(X_red, alphas, signal, raw, *, max_iter: int = 300,
         # The noise's share per row is the same in a subsample.
         sub_signal = [sr - x.shape[0] / y.shape[0] * (r - sg)
                       for sr, x, y, r, sg in zip(sub_raw, sub, X_red, raw, signal)]
-        first = _ascend(lambda g, data: _signal_contrast(g, data, d, sub_signal, sub_raw),
+        first = _ascend(lambda g, data, _: _signal_contrast(g, data, d, sub_signal, sub_raw),
                         sub, g0, scale, max_iter, None)
         if first is not None and np.all(np.isfinite(first.x)):
             g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
             info["subsample"] = {"rows": [x.shape[0] for x in sub],
                                  "iterations": int(first.nit), "evaluations": int(first.nfev)}
-    res = _ascend(lambda g, data: _signal_contrast(g, data, d, signal, raw),
+    res = _ascend(lambda g, data, _: _signal_contrast(g, data, d, signal, raw),
                   X_red, g_start, scale, max_iter, hess_inv0)
     if res is None:
         return start, info

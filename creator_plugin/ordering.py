@@ -52,6 +52,15 @@ ICA_MAX_ROWS = 100_000
 #: Rows per environment of the polish's first stage (:func:`polish_directions`).
 POLISH_MAX_ROWS = 100_000
 
+#: BFGS gradient tolerance of :func:`joint_direction` (objective scaled to 1 at the start).
+JOINT_GTOL = 1e-7
+
+#: BFGS gradient tolerance of :func:`polish_directions` (contrast scaled to 1 at the start).
+POLISH_GTOL = 1e-6
+
+#: Iterations of :func:`consistency_descent` in :func:`topological_ordering`.
+DESCENT_MAX_ITER = 100
+
 
 @dataclass(frozen=True)
 class OrderingResult:
@@ -125,16 +134,60 @@ def ica_directions(
     chol = np.linalg.cholesky(np.cov(U, rowvar=False))
     white = np.linalg.inv(chol).T  # U @ white has identity covariance
     w_init = np.random.default_rng(random_state).standard_normal((m, m))
-    ica = FastICA(
-        n_components=m, whiten=False, max_iter=max_iter, tol=tol, fun=fun, w_init=w_init,
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        ica.fit((U - U.mean(axis=0)) @ white)
-    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    dirs = basis @ white @ ica.components_.T
+    if fun == "logcosh":
+        unmixing, converged = _fastica_logcosh(
+            ((U - U.mean(axis=0)) @ white).T, w_init, tol=tol, max_iter=max_iter)
+    else:
+        ica = FastICA(
+            n_components=m, whiten=False, max_iter=max_iter, tol=tol, fun=fun, w_init=w_init,
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            ica.fit((U - U.mean(axis=0)) @ white)
+        converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        unmixing = ica.components_
+    dirs = basis @ white @ unmixing.T
     dirs /= np.linalg.norm(dirs, axis=0, keepdims=True)
     return dirs, converged
+
+
+def _sym_decorrelation(W: np.ndarray) -> np.ndarray:
+    """``(W W^T)^{-1/2} W``, computed as scikit-learn's FastICA does."""
+    s, u = linalg.eigh(W @ W.T)
+    s = np.clip(s, a_min=np.finfo(W.dtype).tiny, a_max=None)
+    return np.linalg.multi_dot([u * (1.0 / np.sqrt(s)), u.T, W])
+
+
+def _fastica_logcosh(
+    XT: np.ndarray, w_init: np.ndarray, *, tol: float, max_iter: int
+) -> tuple[np.ndarray, bool]:
+    """Parallel FastICA with the log-cosh contrast on whitened ``XT`` (m, n).
+
+    The iteration of :class:`sklearn.decomposition.FastICA` with
+    ``whiten=False, fun="logcosh"`` operation for operation (its unmixing
+    matrix is reproduced exactly), without the estimator's input checks
+    and the mixing matrix it also computes: the ordering step runs it
+    ``K d`` times a fit on small, already validated arrays, where those
+    dominated its cost.
+
+    Returns
+    -------
+    unmixing : ndarray (m, m)
+        ``unmixing @ XT`` are the sources.
+    converged : bool
+        Whether the tolerance was reached within ``max_iter`` iterations.
+    """
+    W = _sym_decorrelation(w_init)
+    n = float(XT.shape[1])
+    for _ in range(max_iter):
+        gwtx = np.tanh(W @ XT)
+        g_wtx = (1.0 - gwtx**2).mean(axis=1)
+        W1 = _sym_decorrelation(gwtx @ XT.T / n - g_wtx[:, None] * W)
+        lim = max(abs(abs(np.einsum("ij,ij->i", W1, W)) - 1))
+        W = W1
+        if lim < tol:
+            return W, True
+    return W, False
 
 
 def _residual_map(S: np.ndarray, T: np.ndarray) -> np.ndarray | None:
@@ -230,13 +283,18 @@ def consistency_descent(
     env = np.arange(K)
     ridge = 1e-9 * np.trace(S, axis1=1, axis2=2).sum() * np.eye(d)
 
-    def evaluate(a: np.ndarray):
-        """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
+    def correlations(a: np.ndarray):
+        """S_k a, a' S_k a and the squared correlations with every ICA direction."""
         Sa = (a @ S_flat).reshape(-1, K, d)
         q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
-        c2 = np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+        return Sa, q, np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+
+    def evaluate(a: np.ndarray):
+        """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
+        Sa, q, c2 = correlations(a)
         closest = np.argmax(c2, axis=2)
-        f = 1.0 - np.minimum(np.take_along_axis(c2, closest[:, :, None], 2)[:, :, 0], 1.0)
+        # The closest direction's value, read as the maximum (no index arrays).
+        f = 1.0 - np.minimum(c2.max(axis=2), 1.0)
         return Sa, q, closest, f
 
     a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
@@ -259,7 +317,8 @@ def consistency_descent(
         for _ in range(12):
             trial = x + t[:, None] * step
             trial /= np.linalg.norm(trial, axis=1, keepdims=True)
-            trial_score = evaluate(trial)[3].sum(axis=1)
+            # Scores only: the same arithmetic as evaluate's, without the indices.
+            trial_score = (1.0 - np.minimum(correlations(trial)[2].max(axis=2), 1.0)).sum(axis=1)
             ok = ~accepted & (trial_score <= score[active] + 2e-4 * t * slope)
             new[ok], new_score[ok] = trial[ok], trial_score[ok]
             accepted |= ok
@@ -329,7 +388,8 @@ def looks_gaussian(R_list: list[np.ndarray], w: np.ndarray) -> bool:
 
 
 def joint_direction(
-    R_list: list[np.ndarray], w0: np.ndarray, found: np.ndarray, *, max_iter: int = 200
+    R_list: list[np.ndarray], w0: np.ndarray, found: np.ndarray, *, max_iter: int = 200,
+    stacked: tuple | None = None,
 ) -> tuple[np.ndarray, float]:
     """Re-estimate one source direction from all environments at once.
 
@@ -353,6 +413,9 @@ def joint_direction(
         Directions of the sources already found.
     max_iter : int, default=200
         BFGS iterations.
+    stacked : tuple, optional
+        ``_stack_rows(R_list)``, when the caller re-uses it across calls
+        (built here otherwise).
 
     Returns
     -------
@@ -385,43 +448,50 @@ def joint_direction(
     # sees the data through a list emptied after the ascent.
     data = list(R_list)
     S = [basis.T @ (R.T @ R) @ basis / R.shape[0] for R in R_list]
-
-    def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = 0.0, np.zeros_like(v)
-        for R, s in zip(data, S):
-            sv = s @ v
-            var = v @ sv
-            w = basis @ v / np.sqrt(var)
-            # One pass over blocks of rows: the data are read once per evaluation.
-            log_cosh, gt, gR = 0.0, 0.0, np.zeros(d)
-            for rows in row_blocks(R.shape[0], d):
-                Rb = R[rows]
-                t = Rb @ w
-                a = np.abs(t)
-                log_cosh += float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
-                g = np.tanh(t)
-                gt += float(g @ t)
-                gR += g @ Rb
-            n = R.shape[0]
-            excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
-            d_mean = basis.T @ gR / (n * np.sqrt(var)) - gt / n * sv / var
-            value += excess**2
-            grad += 2.0 * excess * d_mean
-        return -value, -grad
+    if stacked is None:
+        stacked = _stack_rows(R_list)
+    if stacked is not None:
+        neg_objective = _stacked_logcosh_objective(stacked, basis, np.stack(S))
+    else:
+        def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+            value, grad = 0.0, np.zeros_like(v)
+            for R, s in zip(data, S):
+                sv = s @ v
+                var = v @ sv
+                w = basis @ v / np.sqrt(var)
+                # One pass over blocks of rows: the data are read once per evaluation.
+                log_cosh, gt, gR = 0.0, 0.0, np.zeros(d)
+                for rows in row_blocks(R.shape[0], d):
+                    Rb = R[rows]
+                    t = Rb @ w
+                    a = np.abs(t)
+                    log_cosh += float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
+                    g = np.tanh(t)
+                    gt += float(g @ t)
+                    gR += g @ Rb
+                n = R.shape[0]
+                excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
+                d_mean = basis.T @ gR / (n * np.sqrt(var)) - gt / n * sv / var
+                value += excess**2
+                grad += 2.0 * excess * d_mean
+            return -value, -grad
 
     v0 = basis.T @ w0
     v0 = v0 / np.linalg.norm(v0)
     # Scale the objective to 1 at the start so that BFGS's gradient tolerance
     # means the same thing whatever the noises' non-Gaussianity.
-    scale = max(-neg_objective(v0)[0], 1e-12)
+    at_start = neg_objective(v0)
+    scale = max(-at_start[0], 1e-12)
 
     def scaled(v: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = neg_objective(v)
+        # The optimiser's first request is the start, already evaluated.
+        value, grad = at_start if np.array_equal(v, v0) else neg_objective(v)
         return value / scale, grad / scale
 
     with np.errstate(all="ignore"):
         res = optimize.minimize(
-            scaled, v0, jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-7}
+            scaled, v0, jac=True, method="BFGS",
+            options={"maxiter": max_iter, "gtol": JOINT_GTOL},
         )
     data.clear()
     v = res.x
@@ -436,12 +506,63 @@ def joint_direction(
     return w, corr2
 
 
+#: Environments whose rows hold at most this many values in all are stacked
+#: into one array, so that a contrast is evaluated in a few numpy calls over
+#: all environments instead of a loop over them (the loop's overhead is most
+#: of the cost of small data). The stacked copy and each temporary of the
+#: contrast are then at most this size (512 kB, the size of the loop's
+#: blocks); larger data are read environment by environment in blocks, with
+#: the loop's arithmetic unchanged (``np.tanh``, not :func:`_tanh_from`), so
+#: that fits of larger data round exactly as they did before the stacked path
+#: existed.
+STACK_ELEMENTS = 2**16
+
+
+def _stack_rows(R_list: list[np.ndarray]) -> tuple | None:
+    """``(R_all, starts, sizes)``: the environments' rows in one array, or None when large."""
+    sizes = np.array([R.shape[0] for R in R_list])
+    if int(sizes.sum()) * R_list[0].shape[1] > STACK_ELEMENTS or np.any(sizes == 0):
+        return None
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return np.concatenate(R_list), starts, sizes
+
+
+def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray):
+    """:func:`joint_direction`'s negated objective and gradient over stacked environments.
+
+    ``S[k]`` is environment k's covariance in the coordinates of ``basis``.
+    The same sums as the loop over environments, formed in one pass over
+    all rows with per-environment totals by ``np.add.reduceat``.
+    """
+    R_all, starts, sizes = stacked
+    n = sizes.astype(float)
+    offset = np.log(2.0) + _GAUSS_LOGCOSH
+
+    def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+        Sv = S @ v  # (K, m)
+        var = Sv @ v
+        sd = np.sqrt(var)
+        t = (R_all @ (basis @ v)) * np.repeat(1.0 / sd, sizes)
+        a = np.abs(t)
+        e = np.exp(-2.0 * a)
+        log_cosh = np.add.reduceat(a + np.log1p(e), starts)
+        g = _tanh_from(e, t)
+        gt = np.add.reduceat(g * t, starts)
+        gR = np.stack([g[s:s + m] @ R_all[s:s + m] for s, m in zip(starts, sizes)])  # (K, d)
+        excess = log_cosh / n - offset
+        d_mean = (gR @ basis) / (n * sd)[:, None] - (gt / (n * var))[:, None] * Sv
+        return -float(excess @ excess), -(2.0 * excess) @ d_mean
+
+    return neg_objective
+
+
 class _SingularDirections(Exception):
     """The directions stopped spanning the reduced space during the polish."""
 
 
 def _ordered_contrast(
-    g: np.ndarray, X_red: list[np.ndarray], d: int, scatters: list[np.ndarray]
+    g: np.ndarray, X_red: list[np.ndarray], d: int, scatters: list[np.ndarray],
+    stacked: tuple | None = None,
 ) -> tuple[float, np.ndarray]:
     """The polish's contrast of all ordered noises, and its gradient.
 
@@ -454,11 +575,12 @@ def _ordered_contrast(
     for any symmetric law). The gradient back-propagates through the
     Cholesky factorisation (Murray, 2016, "Differentiation of the Cholesky
     decomposition"). ``scatters[k]`` is ``X_k^T X_k``, which does not depend
-    on ``g``.
+    on ``g``. ``stacked`` (``_stack_rows(X_red)``) evaluates the row sums
+    of all environments in one pass over the stacked rows.
     """
     G = g.reshape(d, d)
     eye = np.eye(d)
-    value, grad = 0.0, np.zeros((d, d))
+    factors = []
     for X, S in zip(X_red, scatters):
         n = X.shape[0]
         try:
@@ -466,25 +588,15 @@ def _ordered_contrast(
         except np.linalg.LinAlgError:
             raise _SingularDirections from None
         Linv = linalg.solve_triangular(L, eye, lower=True)
-        M = G.T @ Linv.T  # Z = X M
-        # One pass over blocks of rows, so that only one block of temporaries
-        # exists at any n and the data are read once per evaluation (at large
-        # n reading them is the cost). dJ/dZ is tanh(Z) and
-        # (1 - Z^2) exp(-Z^2 / 2), column-scaled by factors known only after
-        # the pass, so their products with X are accumulated apart.
-        log_cosh, skew = np.zeros(d), np.zeros(d)
-        tanh_x, odd_x = np.zeros((d, d)), np.zeros((d, d))
-        for rows in row_blocks(n, 16 * d):
-            Xb = X[rows]
-            Z = Xb @ M
-            a = np.abs(Z)
-            log_cosh += (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
-            E = np.exp(-0.5 * Z**2)
-            skew += (Z * E).sum(axis=0)
-            tanh_x += np.tanh(Z).T @ Xb
-            odd_x += ((1.0 - Z**2) * E).T @ Xb
+        factors.append((n, L, Linv, G.T @ Linv.T))  # Z = X M, M the last entry
+    if stacked is not None:
+        sums = _contrast_sums_stacked(stacked, [f[3] for f in factors])
+    else:
+        sums = [_contrast_sums(X, f[3]) for X, f in zip(X_red, factors)]
+    value, grad = 0.0, np.zeros((d, d))
+    for (n, L, Linv, _), S, (log_cosh, skew, tanh_x, odd_x) in zip(factors, scatters, sums):
         excess = log_cosh / n - np.log(2.0) - _GAUSS_LOGCOSH
-        skew /= n
+        skew = skew / n
         value += float(excess @ excess) + _SKEW_WEIGHT * float(skew @ skew)
         DtX = ((2.0 * excess / n)[:, None] * tanh_x
                + (2.0 * _SKEW_WEIGHT * skew / n)[:, None] * odd_x)
@@ -495,6 +607,61 @@ def _ordered_contrast(
         Sbar = Linv.T @ P @ Linv
         grad += Linv.T @ DtX + (Sbar + Sbar.T) / n @ G @ S
     return value, grad.ravel()
+
+
+def _contrast_sums(X: np.ndarray, M: np.ndarray) -> tuple:
+    """Row sums of one environment for :func:`_ordered_contrast` (``Z = X M``).
+
+    ``sum log(2 cosh Z)``, ``sum Z exp(-Z^2 / 2)`` (per column) and
+    ``tanh(Z)^T X``, ``((1 - Z^2) exp(-Z^2 / 2))^T X``.
+    """
+    d = M.shape[1]
+    # One pass over blocks of rows, so that only one block of temporaries
+    # exists at any n and the data are read once per evaluation (at large
+    # n reading them is the cost). dJ/dZ is tanh(Z) and
+    # (1 - Z^2) exp(-Z^2 / 2), column-scaled by factors known only after
+    # the pass, so their products with X are accumulated apart.
+    log_cosh, skew = np.zeros(d), np.zeros(d)
+    tanh_x, odd_x = np.zeros((d, X.shape[1])), np.zeros((d, X.shape[1]))
+    for rows in row_blocks(X.shape[0], 16 * d):
+        Xb = X[rows]
+        Z = Xb @ M
+        a = np.abs(Z)
+        log_cosh += (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
+        E = np.exp(-0.5 * Z**2)
+        skew += (Z * E).sum(axis=0)
+        tanh_x += np.tanh(Z).T @ Xb
+        odd_x += ((1.0 - Z**2) * E).T @ Xb
+    return log_cosh, skew, tanh_x, odd_x
+
+
+def _contrast_sums_stacked(stacked: tuple, Ms: list[np.ndarray]) -> list[tuple]:
+    """:func:`_contrast_sums` of every environment, the elementwise work done once over all rows."""
+    X_all, starts, sizes = stacked
+    spans = [slice(s, s + m) for s, m in zip(starts, sizes)]
+    Z = np.empty((X_all.shape[0], Ms[0].shape[1]))
+    for rows, M in zip(spans, Ms):
+        np.matmul(X_all[rows], M, out=Z[rows])
+    a = np.abs(Z)
+    e = np.exp(-2.0 * a)
+    lc = a + np.log1p(e)
+    Z2 = Z**2
+    E = np.exp(-0.5 * Z2)
+    ZE = Z * E
+    th = _tanh_from(e, Z)
+    odd = (1.0 - Z2) * E
+    return [(lc[r].sum(axis=0), ZE[r].sum(axis=0), th[r].T @ X_all[r], odd[r].T @ X_all[r])
+            for r in spans]
+
+
+def _tanh_from(e: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``tanh(t)`` from ``e = exp(-2 |t|)``, which the log-cosh contrast computes anyway.
+
+    ``tanh|t| = (1 - e) / (1 + e)``: exact up to rounding, with an absolute
+    error of a few units of 1e-16, and far cheaper than a second
+    transcendental function.
+    """
+    return np.copysign((1.0 - e) / (1.0 + e), t)
 
 
 def polish_directions(
@@ -555,7 +722,8 @@ def polish_directions(
     start = alphas / np.linalg.norm(alphas, axis=0)
     g0 = start.T.ravel()
     scatters = [X.T @ X for X in X_red]
-    value0 = _ordered_contrast(g0, X_red, d, scatters)[0]
+    stacked = _stack_rows(X_red)
+    value0, grad0 = _ordered_contrast(g0, X_red, d, scatters, stacked)
     info = {
         "contrast_start": value0, "contrast": value0, "iterations": 0, "evaluations": 1,
         "kept": False,
@@ -570,16 +738,18 @@ def polish_directions(
     if max_rows is not None and max(x.shape[0] for x in X_red) > max_rows:
         sub = [x[:: -(-x.shape[0] // max_rows)] for x in X_red]
         sub_scatters = [x.T @ x for x in sub]
-        first = _ascend(lambda g, data: _ordered_contrast(g, data, d, sub_scatters),
-                        sub, g0, scale, max_iter, None)
+        first = _ascend(lambda g, data, st: _ordered_contrast(g, data, d, sub_scatters, st),
+                        sub, g0, scale, max_iter, None, stacked=_stack_rows(sub))
         if first is not None and np.all(np.isfinite(first.x)):
             g_start, hess_inv0 = first.x, _positive_definite(first.hess_inv)
             info["subsample"] = {
                 "rows": [x.shape[0] for x in sub], "iterations": int(first.nit),
                 "evaluations": int(first.nfev),
             }
-    res = _ascend(lambda g, data: _ordered_contrast(g, data, d, scatters),
-                  X_red, g_start, scale, max_iter, hess_inv0)
+    res = _ascend(lambda g, data, st: _ordered_contrast(g, data, d, scatters, st),
+                  X_red, g_start, scale, max_iter, hess_inv0, stacked=stacked,
+                  known=(g0, value0, grad0))
+    del stacked
     if res is None:
         return start, info
     value = -float(res.fun) * scale
@@ -596,23 +766,32 @@ def polish_directions(
 
 def _ascend(
     contrast, X_list: list[np.ndarray], g0: np.ndarray, scale: float, max_iter: int,
-    hess_inv0: np.ndarray | None,
+    hess_inv0: np.ndarray | None, *, stacked: tuple | None = None,
+    known: tuple | None = None,
 ):
-    """BFGS ascent of ``contrast(g, X_list) -> (value, gradient)`` from ``g0``.
+    """BFGS ascent of ``contrast(g, X_list, stacked) -> (value, gradient)`` from ``g0``.
 
     Returns SciPy's result, or None when the contrast raises
     :class:`_SingularDirections` (the directions became linearly dependent).
+    ``stacked`` is handed to the contrast (``_stack_rows(X_list)`` or None).
+    ``known = (g, value, grad)``: the contrast already computed at ``g``,
+    returned instead of recomputed when the optimiser asks for exactly that
+    point (its first evaluation, when it starts there).
     """
     # SciPy's optimiser leaves reference cycles that keep the closure alive
-    # until the next garbage collection: it sees the data through a list
-    # emptied afterwards, so those cycles do not hold the data.
+    # until the next garbage collection: it sees the data (and their stacked
+    # copy) through lists emptied afterwards, so those cycles do not hold them.
     data = list(X_list)
+    extra = [stacked]
 
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = contrast(g, data)
+        if known is not None and np.array_equal(g, known[0]):
+            value, grad = known[1], known[2]
+        else:
+            value, grad = contrast(g, data, extra[0])
         return -value / scale, -grad / scale
 
-    options = {"maxiter": max_iter, "gtol": 1e-6}
+    options = {"maxiter": max_iter, "gtol": POLISH_GTOL}
     if hess_inv0 is not None:
         options["hess_inv0"] = hess_inv0
     try:
@@ -622,6 +801,7 @@ def _ascend(
         return None
     finally:
         data.clear()
+        extra.clear()
 
 
 def _positive_definite(H: np.ndarray) -> np.ndarray:
@@ -839,12 +1019,15 @@ def topological_ordering(
             # minima of the consistency score reached from each of them.
             pool, pool_scores = candidates, scores
             if descend and scorer == "ica_consistency":
-                descended, descended_scores = consistency_descent(R_list, ica_dirs, candidates)
+                descended, descended_scores = consistency_descent(
+                    R_list, ica_dirs, candidates, max_iter=DESCENT_MAX_ITER)
                 pool = np.hstack([candidates, descended])
                 pool_scores = np.concatenate([scores, descended_scores])
             starts = _distinct_best(R_list, pool, pool_scores, n_refine)
             found = alphas[:, :i]
-            joint = [joint_direction(R_list, pool[:, c], found) for c in starts]
+            stacked = _stack_rows(R_list)
+            joint = [joint_direction(R_list, pool[:, c], found, stacked=stacked) for c in starts]
+            del stacked
             directions = np.column_stack([w for w, _ in joint])
             refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
