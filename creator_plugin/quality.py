@@ -80,17 +80,46 @@ def cumulant_statistic(Y: np.ndarray) -> float | np.ndarray:
     """
     Z = _whiten(np.asarray(Y, dtype=float))
     n, d = Z.shape[-2:]
-    outer = (Z[..., :, None] * Z[..., None, :]).reshape(*Z.shape[:-1], d * d)
-    outer_t = np.swapaxes(outer, -1, -2)
-    c3 = np.sum((outer_t @ Z / n) ** 2, axis=(-2, -1))  # E[z_i z_j z_k]
+    if d**3 > n:
+        c3, m4 = _tensor_norms_pairwise(Z)
+    else:
+        outer = (Z[..., :, None] * Z[..., None, :]).reshape(*Z.shape[:-1], d * d)
+        outer_t = np.swapaxes(outer, -1, -2)
+        c3 = np.sum((outer_t @ Z / n) ** 2, axis=(-2, -1))  # ||E[z (x) z (x) z]||^2
+        m4 = np.sum((outer_t @ outer / n) ** 2, axis=(-2, -1))  # ||E[z (x) z (x) z (x) z]||^2
     # ||M4 - Delta||^2 = ||M4||^2 - 2 <M4, Delta> + ||Delta||^2 with
     # <M4, Delta> = 3 E||z||^4 and ||Delta||^2 = 3 d^2 + 6 d (Delta: the
     # fourth moment tensor of a standard Gaussian).
-    m4 = np.sum((outer_t @ outer / n) ** 2, axis=(-2, -1))
     norm4 = np.mean(np.sum(Z**2, axis=-1) ** 2, axis=-1)
     c4 = m4 - 6.0 * norm4 + 3.0 * d * d + 6.0 * d
     out = n * (c3 / 6.0 + c4 / 24.0)
     return float(out) if np.ndim(out) == 0 else out
+
+
+#: Rows of the Gram matrix formed at once by :func:`_tensor_norms_pairwise`.
+_PAIR_BLOCK = 256
+
+
+def _tensor_norms_pairwise(Z: np.ndarray) -> tuple:
+    """``||E[z^(x)3]||^2`` and ``||E[z^(x)4]||^2`` from the rows' inner products.
+
+    ``sum_{ijk} (mean_r z_ri z_rj z_rk)^2 = mean_{r,s} (z_r . z_s)^3`` and
+    likewise with fourth powers, so the norms cost ``O(n^2 d)`` instead of
+    the tensors' ``O(n d^4)``: fewer operations once ``d^3 > n``. The Gram
+    matrix is formed in blocks of :data:`_PAIR_BLOCK` rows.
+    """
+    batch = Z.reshape(-1, *Z.shape[-2:])
+    n = batch.shape[1]
+    c3, m4 = np.zeros(batch.shape[0]), np.zeros(batch.shape[0])
+    for b, X in enumerate(batch):
+        for start in range(0, n, _PAIR_BLOCK):
+            G = X[start:start + _PAIR_BLOCK] @ X.T
+            G2 = G * G
+            c3[b] += np.vdot(G2, G)
+            m4[b] += np.vdot(G2, G2)
+    c3, m4 = c3 / n**2, m4 / n**2
+    shape = Z.shape[:-2]
+    return c3.reshape(shape), m4.reshape(shape)
 
 
 def _subsample(Y: np.ndarray, max_samples: int | None, rng: np.random.Generator) -> np.ndarray:

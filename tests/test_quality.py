@@ -289,3 +289,20 @@ def test_quality_resamples_is_validated_and_needs_in_memory_arrays():
         CREATOR(2, quality_resamples=-1).fit(sim.X)
     with pytest.raises(ValueError, match="quality_resamples needs in-memory arrays"):
         CREATOR(2, quality_resamples=2).fit([da.from_array(x, chunks=100) for x in sim.X])
+
+
+@pytest.mark.parametrize(("n", "d"), [(40, 3), (50, 4), (300, 7)])
+def test_cumulant_statistic_pairwise_form_equals_the_tensor_form(n, d):
+    """The two ways of computing the cumulant tensors' norms agree (d^3 > n takes the pairs)."""
+    from creator_plugin.quality import _tensor_norms_pairwise, _whiten
+
+    rng = np.random.default_rng(n + d)
+    Z = _whiten(rng.laplace(size=(2, n, d)) @ rng.standard_normal((d, d)))
+    outer = (Z[..., :, None] * Z[..., None, :]).reshape(2, n, d * d)
+    c3 = np.sum((np.swapaxes(outer, 1, 2) @ Z / n) ** 2, axis=(1, 2))
+    m4 = np.sum((np.swapaxes(outer, 1, 2) @ outer / n) ** 2, axis=(1, 2))
+    pc3, pm4 = _tensor_norms_pairwise(Z)
+    np.testing.assert_allclose(pc3, c3, rtol=1e-10)
+    np.testing.assert_allclose(pm4, m4, rtol=1e-10)
+    one3, one4 = _tensor_norms_pairwise(Z[0])
+    assert np.ndim(one3) == 0 and one3 == pytest.approx(c3[0], rel=1e-10)
