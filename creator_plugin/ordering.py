@@ -474,8 +474,9 @@ def joint_direction(
                     Rb = R[rows]
                     t = Rb @ w
                     a = np.abs(t)
-                    log_cosh += float(np.sum(a + np.log1p(np.exp(-2.0 * a))))
-                    g = np.tanh(t)
+                    e = np.exp(-2.0 * a)
+                    log_cosh += float(np.sum(a + np.log1p(e)))
+                    g = _tanh_from(e, t)
                     gt += float(g @ t)
                     gR += g @ Rb
                 n = R.shape[0]
@@ -520,10 +521,7 @@ def joint_direction(
 #: all environments instead of a loop over them (the loop's overhead is most
 #: of the cost of small data). The stacked copy and each temporary of the
 #: contrast are then at most this size (512 kB, the size of the loop's
-#: blocks); larger data are read environment by environment in blocks, with
-#: the loop's arithmetic unchanged (``np.tanh``, not :func:`_tanh_from`), so
-#: that fits of larger data round exactly as they did before the stacked path
-#: existed.
+#: blocks); larger data are read environment by environment in blocks.
 STACK_ELEMENTS = 2**16
 
 
@@ -636,10 +634,11 @@ def _contrast_sums(X: np.ndarray, M: np.ndarray) -> tuple:
         Xb = X[rows]
         Z = Xb @ M
         a = np.abs(Z)
-        log_cosh += (a + np.log1p(np.exp(-2.0 * a))).sum(axis=0)
+        e = np.exp(-2.0 * a)
+        log_cosh += (a + np.log1p(e)).sum(axis=0)
         E = np.exp(-0.5 * Z**2)
         skew += (Z * E).sum(axis=0)
-        tanh_x += np.tanh(Z).T @ Xb
+        tanh_x += _tanh_from(e, Z).T @ Xb
         odd_x += ((1.0 - Z**2) * E).T @ Xb
     return log_cosh, skew, tanh_x, odd_x
 
