@@ -25,6 +25,7 @@ Usage::
     python benchmarks/speed_vs_base.py --base /path/to/other/checkout --d 20 --n 5000 \\
         --edge-prob 0.2 --seeds 0-9 --repeats 1 --no-warmup --out benchmarks/results/speed/d20.csv
 
+Without ``--base`` only this checkout is timed (a time-versus-d curve, say).
 ``--family NAME`` draws the data from a zoo family
 (:func:`creator_plugin.simulation.simulate_family`) instead of ``simulate``.
 """
@@ -106,8 +107,8 @@ def fit_in(checkout: Path, data_file: Path, out_file: Path, repeats: int, warmup
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", required=True, help="the other checkout (a directory "
-                        "holding creator_plugin/)")
+    parser.add_argument("--base", default=None, help="the other checkout (a directory "
+                        "holding creator_plugin/); without it only this checkout is timed")
     parser.add_argument("--seeds", default="0-19", help="'0-19' or '3,5,8'")
     parser.add_argument("--d", type=int, default=5)
     parser.add_argument("--K", type=int, default=None, help="environments (default: d)")
@@ -123,7 +124,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=None, help="CSV of every fit")
     args = parser.parse_args(argv)
 
-    checkouts = {"base": Path(args.base).resolve(), "this": THIS}
+    checkouts = {"this": THIS}
+    if args.base:
+        checkouts["base"] = Path(args.base).resolve()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, seed in enumerate(_seeds(args.seeds)):
@@ -131,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
             data_file = Path(tmp) / "data.npz"
             np.savez(data_file, d=args.d, K=len(sim.X), seed=seed,
                      **{f"X{k}": x for k, x in enumerate(sim.X)})
-            order = ["base", "this"] if i % 2 == 0 else ["this", "base"]
+            order = sorted(checkouts) if i % 2 == 0 else sorted(checkouts, reverse=True)
             timings = {name: [] for name in order}
             # --rounds subprocesses per checkout, alternating with the other's.
             for _ in range(args.rounds):
@@ -166,10 +169,12 @@ def summary(df: pd.DataFrame, args) -> str:
              "|---|---|---|---|---|---|"]
     for name in ("base", "this"):
         sub = df[df.checkout == name]
+        if sub.empty:
+            continue
         lines.append(f"| {name} | {sub.wall.median():.3f} | {sub.cpu.median():.3f} | "
                      f"{sub.shd.mean():.2f} | {sub.correct_order.mean():.2f} | "
                      f"{sub.locr2.mean():.3f} |")
-    for clock in ("wall", "cpu"):
+    for clock in ("wall", "cpu") if "base" in set(df.checkout) else ():
         ratio = wide[clock]["base"].median() / wide[clock]["this"].median()
         per_seed = (wide[clock]["base"] / wide[clock]["this"]).median()
         lines.append(f"\n{clock}: base / this = {ratio:.2f}x (ratio of medians), "
