@@ -118,10 +118,13 @@ def summary(path: Path) -> str:
             ref = [old[k] for k in sorted(common)] if old else fits
             changed = sum(a["shd"] != b["shd"] for a, b in zip(fits, ref))
             ratio = sum(b["cpu"] for b in ref) / sum(a["cpu"] for a in fits)
+            # (rows of the first tuning runs carry no verdict)
+            flagged = "-" if any(f["flagged"] is None for f in fits) else sum(
+                f["flagged"] for f in fits)
             lines.append(
                 f"| {group} | {variant} | {len(fits)} | {np.mean([f['shd'] for f in fits]):.3f} | "
                 f"{np.mean([f['correct_order'] for f in fits]):.2f} | "
-                f"{sum(f['flagged'] for f in fits)} | {changed} | {ratio:.2f} |")
+                f"{flagged} | {changed} | {ratio:.2f} |")
     return "\n".join(lines)
 
 
