@@ -66,6 +66,15 @@ POLISH_GTOL = 1e-6
 #: time at d = 20 (benchmarks/LOG.md, "The consistency descent's stopping rule").
 DESCENT_MAX_ITER = 10
 
+#: :func:`consistency_descent` forms the starts' products with every ICA
+#: direction (``s K m d`` multiplications) by ``np.einsum`` up to this size and
+#: as one matrix product above it (6x faster at d = 30). The two round
+#: differently; small problems (d <= 10 at K = d) keep the einsum, with which
+#: their fits were checked (an ill-conditioned d = 10 fit,
+#: tests/test_descent.py::test_ill_conditioned_d10_models_are_fitted[1001],
+#: changes with the matrix product under one BLAS thread).
+DESCENT_EINSUM_MAX = 10**6
+
 #: Stopping tolerance of :func:`consistency_descent` in :func:`topological_ordering`
 #: (largest coordinate change of a unit-norm direction in one iteration).
 DESCENT_TOL = 1e-4
@@ -291,12 +300,19 @@ def consistency_descent(
     S_flat = S.transpose(1, 0, 2).reshape(d, K * d)  # a @ S_flat = [S_k a]_k (S symmetric)
     env = np.arange(K)
     ridge = 1e-9 * np.trace(S, axis1=1, axis2=2).sum() * np.eye(d)
+    m = Ut.shape[1]
+    Ut_flat = Ut.reshape(K * m, d).T  # a @ Ut_flat = [a . u_kc]_(k, c)
+    by_matmul = starts.shape[1] * K * m * d > DESCENT_EINSUM_MAX
 
     def correlations(a: np.ndarray):
         """S_k a, a' S_k a and the squared correlations with every ICA direction."""
         Sa = (a @ S_flat).reshape(-1, K, d)
         q = np.maximum(np.einsum("ski,si->sk", Sa, a), 1e-300)
-        return Sa, q, np.einsum("si,kci->skc", a, Ut) ** 2 / q[:, :, None]
+        if by_matmul:
+            products = (a @ Ut_flat).reshape(-1, K, m)
+        else:
+            products = np.einsum("si,kci->skc", a, Ut)
+        return Sa, q, products**2 / q[:, :, None]
 
     def evaluate(a: np.ndarray):
         """S_k a, a' S_k a, the closest ICA direction and 1 - corr^2 per environment."""
