@@ -56,6 +56,37 @@ def test_descent_scores_are_the_consistency_scores_and_never_worse(step0):
     assert np.all(out[np.abs(out).argmax(axis=0), np.arange(out.shape[1])] > 0)
 
 
+def test_descent_by_matrix_product_equals_the_einsum(step0, monkeypatch):
+    """Large problems form the products with the ICA directions as one matrix product."""
+    import creator_plugin.ordering as ordering
+
+    X_red, dirs, cands = step0
+    small = consistency_descent(X_red, dirs, cands, max_iter=10, tol=1e-4)
+    monkeypatch.setattr(ordering, "DESCENT_EINSUM_MAX", 0)
+    large = consistency_descent(X_red, dirs, cands, max_iter=10, tol=1e-4)
+    np.testing.assert_allclose(large[0], small[0], atol=1e-10)
+    np.testing.assert_allclose(large[1], small[1], atol=1e-12)
+
+
+def test_ordering_runs_the_descent_with_the_module_stopping_rule(monkeypatch):
+    import creator_plugin.ordering as ordering
+
+    seen = []
+    real = ordering.consistency_descent
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["max_iter"], kwargs["tol"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ordering, "consistency_descent", spy)
+    _, X_red = _reduced(0, 3, 400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        topological_ordering(X_red, random_state=0)
+    assert seen and set(seen) == {(ordering.DESCENT_MAX_ITER, ordering.DESCENT_TOL)}
+    assert (ordering.DESCENT_MAX_ITER, ordering.DESCENT_TOL) == (10, 1e-4)
+
+
 def test_descent_ignores_scale_and_sign_of_starts(step0):
     X_red, dirs, cands = step0
     a, sa = consistency_descent(X_red, dirs, cands[:, :4])
