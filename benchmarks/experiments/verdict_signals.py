@@ -394,7 +394,7 @@ def analyse(args) -> None:
             if tp[k] >= 0:
                 results.append((float(tp[k]), a, b, grids[a][k[0]], grids[b][k[1]]))
     results.sort(reverse=True)
-    for tp, a, b, x, y in results[:args.top]:
+    for _tp, a, b, x, y in results[:args.top]:
         oa = ">=" if SIGNALS[a] == "hi" else "<="
         ob = ">=" if SIGNALS[b] == "hi" else "<="
         lines.append(table(f"verdict OR {a} {oa} {x:.4g} OR {b} {ob} {y:.4g}",
