@@ -62,22 +62,22 @@ POLISH_GTOL = 1e-6
 #: The descended directions are only starts of the joint refinement, which
 #: re-estimates them; 10 iterations and a stopping tolerance of 1e-4 were
 #: chosen on tuning seeds (d = 5 zoo families, d = 10, d = 20) as the fewest
-#: that left every tuning fit's SHD unchanged, and saved a third of the fit's
-#: time at d = 20 (benchmarks/LOG.md, "The consistency descent's stopping rule").
+#: that left every tuning fit's SHD unchanged, and halved the fit's time at
+#: d = 20 (benchmarks/LOG.md, "The consistency descent's stopping rule").
 DESCENT_MAX_ITER = 10
-
-#: :func:`consistency_descent` forms the starts' products with every ICA
-#: direction (``s K m d`` multiplications) by ``np.einsum`` up to this size and
-#: as one matrix product above it (6x faster at d = 30). The two round
-#: differently; small problems (d <= 10 at K = d) keep the einsum, with which
-#: their fits were checked (an ill-conditioned d = 10 fit,
-#: tests/test_descent.py::test_ill_conditioned_d10_models_are_fitted[1001],
-#: changes with the matrix product under one BLAS thread).
-DESCENT_EINSUM_MAX = 10**6
 
 #: Stopping tolerance of :func:`consistency_descent` in :func:`topological_ordering`
 #: (largest coordinate change of a unit-norm direction in one iteration).
 DESCENT_TOL = 1e-4
+
+#: :func:`consistency_descent` forms the starts' products with every ICA
+#: direction (``s K m d`` multiplications) by ``np.einsum`` up to this size and
+#: as one matrix product above it (6x faster at d = 30). The two round
+#: differently; small problems (d <= 15 at K = d) keep the einsum, with which
+#: their fits were checked (an ill-conditioned d = 10 fit,
+#: tests/test_descent.py::test_ill_conditioned_d10_models_are_fitted[1001],
+#: changes with the matrix product under one BLAS thread).
+DESCENT_EINSUM_MAX = 10**6
 
 
 @dataclass(frozen=True)
@@ -489,10 +489,8 @@ def joint_direction(
                 for rows in row_blocks(R.shape[0], d):
                     Rb = R[rows]
                     t = Rb @ w
-                    a = np.abs(t)
-                    e = np.exp(-2.0 * a)
-                    log_cosh += float(np.sum(a + np.log1p(e)))
-                    g = _tanh_from(e, t)
+                    lc, g = _logcosh_terms(t)
+                    log_cosh += float(np.sum(lc))
                     gt += float(g @ t)
                     gR += g @ Rb
                 n = R.shape[0]
@@ -566,10 +564,8 @@ def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray)
         var = Sv @ v
         sd = np.sqrt(var)
         t = (R_all @ (basis @ v)) * np.repeat(1.0 / sd, sizes)
-        a = np.abs(t)
-        e = np.exp(-2.0 * a)
-        log_cosh = np.add.reduceat(a + np.log1p(e), starts)
-        g = _tanh_from(e, t)
+        lc, g = _logcosh_terms(t)
+        log_cosh = np.add.reduceat(lc, starts)
         gt = np.add.reduceat(g * t, starts)
         gR = np.stack([g[s:s + m] @ R_all[s:s + m] for s, m in zip(starts, sizes)])  # (K, d)
         excess = log_cosh / n - offset
@@ -648,15 +644,24 @@ def _contrast_sums(X: np.ndarray, M: np.ndarray) -> tuple:
     tanh_x, odd_x = np.zeros((d, X.shape[1])), np.zeros((d, X.shape[1]))
     for rows in row_blocks(X.shape[0], 16 * d):
         Xb = X[rows]
-        Z = Xb @ M
-        a = np.abs(Z)
-        e = np.exp(-2.0 * a)
-        log_cosh += (a + np.log1p(e)).sum(axis=0)
-        E = np.exp(-0.5 * Z**2)
-        skew += (Z * E).sum(axis=0)
-        tanh_x += _tanh_from(e, Z).T @ Xb
-        odd_x += ((1.0 - Z**2) * E).T @ Xb
+        lc, ZE, th, odd = _contrast_terms(Xb @ M)
+        log_cosh += lc.sum(axis=0)
+        skew += ZE.sum(axis=0)
+        tanh_x += th.T @ Xb
+        odd_x += odd.T @ Xb
     return log_cosh, skew, tanh_x, odd_x
+
+
+def _contrast_terms(Z: np.ndarray) -> tuple:
+    """Elementwise terms of the polish's contrast and its gradient.
+
+    ``log(2 cosh Z)``, ``Z exp(-Z^2 / 2)``, ``tanh Z`` and ``(1 - Z^2) exp(-Z^2 / 2)``.
+    """
+    a = np.abs(Z)
+    e = np.exp(-2.0 * a)
+    Z2 = Z**2
+    E = np.exp(-0.5 * Z2)
+    return a + np.log1p(e), Z * E, _tanh_from(e, Z), (1.0 - Z2) * E
 
 
 def _contrast_sums_stacked(stacked: tuple, Ms: list[np.ndarray]) -> list[tuple]:
@@ -666,16 +671,16 @@ def _contrast_sums_stacked(stacked: tuple, Ms: list[np.ndarray]) -> list[tuple]:
     Z = np.empty((X_all.shape[0], Ms[0].shape[1]))
     for rows, M in zip(spans, Ms):
         np.matmul(X_all[rows], M, out=Z[rows])
-    a = np.abs(Z)
-    e = np.exp(-2.0 * a)
-    lc = a + np.log1p(e)
-    Z2 = Z**2
-    E = np.exp(-0.5 * Z2)
-    ZE = Z * E
-    th = _tanh_from(e, Z)
-    odd = (1.0 - Z2) * E
+    lc, ZE, th, odd = _contrast_terms(Z)
     return [(lc[r].sum(axis=0), ZE[r].sum(axis=0), th[r].T @ X_all[r], odd[r].T @ X_all[r])
             for r in spans]
+
+
+def _logcosh_terms(t: np.ndarray) -> tuple:
+    """Elementwise ``log(2 cosh t)`` and its derivative ``tanh t``."""
+    a = np.abs(t)
+    e = np.exp(-2.0 * a)
+    return a + np.log1p(e), _tanh_from(e, t)
 
 
 def _tanh_from(e: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -80,13 +80,7 @@ def cumulant_statistic(Y: np.ndarray) -> float | np.ndarray:
     """
     Z = _whiten(np.asarray(Y, dtype=float))
     n, d = Z.shape[-2:]
-    if d**3 > n:
-        c3, m4 = _tensor_norms_pairwise(Z)
-    else:
-        outer = (Z[..., :, None] * Z[..., None, :]).reshape(*Z.shape[:-1], d * d)
-        outer_t = np.swapaxes(outer, -1, -2)
-        c3 = np.sum((outer_t @ Z / n) ** 2, axis=(-2, -1))  # ||E[z (x) z (x) z]||^2
-        m4 = np.sum((outer_t @ outer / n) ** 2, axis=(-2, -1))  # ||E[z (x) z (x) z (x) z]||^2
+    c3, m4 = _tensor_norms_pairwise(Z) if d**3 > n else _tensor_norms(Z)
     # ||M4 - Delta||^2 = ||M4||^2 - 2 <M4, Delta> + ||Delta||^2 with
     # <M4, Delta> = 3 E||z||^4 and ||Delta||^2 = 3 d^2 + 6 d (Delta: the
     # fourth moment tensor of a standard Gaussian).
@@ -94,6 +88,16 @@ def cumulant_statistic(Y: np.ndarray) -> float | np.ndarray:
     c4 = m4 - 6.0 * norm4 + 3.0 * d * d + 6.0 * d
     out = n * (c3 / 6.0 + c4 / 24.0)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _tensor_norms(Z: np.ndarray) -> tuple:
+    """``||E[z^(x)3]||^2`` and ``||E[z^(x)4]||^2`` from the moment tensors, ``O(n d^4)``."""
+    n, d = Z.shape[-2:]
+    outer = (Z[..., :, None] * Z[..., None, :]).reshape(*Z.shape[:-1], d * d)
+    outer_t = np.swapaxes(outer, -1, -2)
+    c3 = np.sum((outer_t @ Z / n) ** 2, axis=(-2, -1))
+    m4 = np.sum((outer_t @ outer / n) ** 2, axis=(-2, -1))
+    return c3, m4
 
 
 #: Rows of the Gram matrix formed at once by :func:`_tensor_norms_pairwise`.
