@@ -10,6 +10,7 @@ from scipy import integrate, linalg, optimize, stats
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
+from ._bfgs import minimize_bfgs
 from ._passes import row_blocks
 from ._random import draw_seed
 from .independence import SCORERS
@@ -820,12 +821,10 @@ def _ascend(
             value, grad = contrast(g, data, extra[0])
         return -value / scale, -grad / scale
 
-    options = {"maxiter": max_iter, "gtol": POLISH_GTOL}
-    if hess_inv0 is not None:
-        options["hess_inv0"] = hess_inv0
     try:
         with np.errstate(all="ignore"):
-            return optimize.minimize(neg, g0, jac=True, method="BFGS", options=options)
+            return minimize_bfgs(neg, g0, gtol=POLISH_GTOL, maxiter=max_iter,
+                                 hess_inv0=hess_inv0)
     except _SingularDirections:
         return None
     finally:

@@ -1,0 +1,152 @@
+"""BFGS with the inverse-Hessian update in rank-two form, for many variables.
+
+SciPy's ``minimize(method="BFGS")`` updates its dense ``N x N`` inverse
+Hessian as ``(I - r s y^T) H (I - r y s^T) + r s s^T``, two matrix products
+per iteration: ``O(N^3)``. The polish optimises ``N = d^2`` variables, so that
+update costs ``O(d^6)`` per iteration and dominates a fit from d of about 30
+on (benchmarks/LOG.md, "What grows fastest with d"). Expanded, the same
+update is a symmetric rank-two correction,
+
+``H - r (s (Hy)^T + (Hy) s^T) + (r^2 y^T H y + r) s s^T``,
+
+``O(N^2)``. :func:`minimize_bfgs` is SciPy's BFGS loop (same line search,
+same first step, same stopping rules and result fields) with that update
+only; in exact arithmetic the two take the same steps, in floating point
+they round differently. The callers use it above :data:`RANK_TWO_MIN_SIZE`
+variables and SciPy's own BFGS below, so small problems round as before.
+
+The line search is SciPy's (``scipy.optimize._linesearch``: MINPACK's
+``dcsrch`` with the pure-Python strong-Wolfe search as fallback, as SciPy's
+BFGS does). Those functions are not public; when they cannot be imported,
+:func:`minimize_bfgs` hands the problem to SciPy's BFGS unchanged.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import optimize
+
+try:  # SciPy's BFGS line search (private module; present in SciPy 1.13 to 1.16)
+    from scipy.optimize._linesearch import (
+        LineSearchWarning,
+        line_search_wolfe1,
+        line_search_wolfe2,
+    )
+except ImportError:  # pragma: no cover - depends on the SciPy release
+    line_search_wolfe1 = line_search_wolfe2 = LineSearchWarning = None
+
+__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE"]
+
+#: :func:`minimize_bfgs` runs its own loop from this many variables on (a
+#: polish at d >= 16) and SciPy's BFGS below. Below it the update's matrix
+#: products cost little and fits keep SciPy's rounding.
+RANK_TWO_MIN_SIZE = 256
+
+
+class _Memo:
+    """``fun(x) -> (value, grad)`` evaluated once per point, counted."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.x = None
+        self.nfev = 0
+
+    def _at(self, x: np.ndarray) -> None:
+        if self.x is None or not np.array_equal(x, self.x):
+            value, grad = self.fun(x)
+            self.x = np.array(x, dtype=float)
+            self.value, self.grad = float(value), np.asarray(grad, dtype=float)
+            self.nfev += 1
+
+    def value_at(self, x: np.ndarray) -> float:
+        self._at(x)
+        return self.value
+
+    def grad_at(self, x: np.ndarray) -> np.ndarray:
+        self._at(x)
+        return self.grad
+
+
+def _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval):
+    """SciPy's ``_line_search_wolfe12`` with BFGS's arguments; None when it fails."""
+    ret = line_search_wolfe1(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
+                             amin=1e-100, amax=1e100, c1=1e-4, c2=0.9)
+    if ret[0] is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LineSearchWarning)
+            ret = line_search_wolfe2(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
+                                     c1=1e-4, c2=0.9, amax=1e100)
+    return None if ret[0] is None else ret
+
+
+def minimize_bfgs(
+    fun, x0: np.ndarray, *, gtol: float, maxiter: int, hess_inv0: np.ndarray | None = None,
+) -> optimize.OptimizeResult:
+    """Minimise ``fun(x) -> (value, gradient)`` by BFGS from ``x0``.
+
+    ``optimize.minimize(fun, x0, jac=True, method="BFGS", options=...)`` with
+    ``gtol``, ``maxiter`` and ``hess_inv0`` (None: the identity), with the
+    inverse-Hessian update in rank-two form from :data:`RANK_TWO_MIN_SIZE`
+    variables on (see the module's docstring). Returns SciPy's result fields
+    (``x``, ``fun``, ``jac``, ``hess_inv``, ``nit``, ``nfev``, ``njev``,
+    ``status``, ``success``, ``message``); the inverse Hessian is symmetric.
+    Exceptions raised by ``fun`` propagate.
+    """
+    x0 = np.asarray(x0, dtype=float).ravel()
+    N = x0.size
+    if N < RANK_TWO_MIN_SIZE or line_search_wolfe1 is None:
+        options = {"maxiter": maxiter, "gtol": gtol}
+        if hess_inv0 is not None:
+            options["hess_inv0"] = hess_inv0
+        return optimize.minimize(fun, x0, jac=True, method="BFGS", options=options)
+    memo = _Memo(fun)
+    f, fprime = memo.value_at, memo.grad_at
+    old_fval = f(x0)
+    gfk = fprime(x0)
+    H = np.eye(N) if hess_inv0 is None else np.array(hess_inv0, dtype=float)
+    old_old_fval = old_fval + np.linalg.norm(gfk) / 2  # first step of length about 1
+    xk, k, warnflag = x0, 0, 0
+    gnorm = np.max(np.abs(gfk))
+    while gnorm > gtol and k < maxiter:
+        pk = -(H @ gfk)
+        ret = _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval)
+        if ret is None:
+            warnflag = 2
+            break
+        alpha_k, _, _, old_fval, old_old_fval, gfkp1 = ret
+        sk = alpha_k * pk
+        xk = xk + sk
+        if gfkp1 is None:
+            gfkp1 = fprime(xk)
+        yk = gfkp1 - gfk
+        gfk = gfkp1
+        k += 1
+        gnorm = np.max(np.abs(gfk))
+        if gnorm <= gtol:
+            break
+        if not np.isfinite(old_fval):
+            warnflag = 2
+            break
+        rhok_inv = float(yk @ sk)
+        rhok = 1000.0 if rhok_inv == 0.0 else 1.0 / rhok_inv
+        Hy = H @ yk
+        sy = np.outer(sk, rhok * Hy)
+        sy += sy.T  # exactly symmetric, so H stays so
+        H -= sy
+        ss = np.outer(sk, sk)
+        ss *= rhok * rhok * float(yk @ Hy) + rhok
+        H += ss
+    if warnflag == 2:
+        message = "Desired error not necessarily achieved due to precision loss."
+    elif k >= maxiter:
+        warnflag, message = 1, "Maximum number of iterations has been exceeded."
+    elif np.isnan(gnorm) or np.isnan(old_fval) or np.isnan(xk).any():
+        warnflag, message = 3, "NaN result encountered."
+    else:
+        message = "Optimization terminated successfully."
+    return optimize.OptimizeResult(
+        x=xk, fun=old_fval, jac=gfk, hess_inv=H, nit=k, nfev=memo.nfev, njev=memo.nfev,
+        status=warnflag, success=warnflag == 0, message=message,
+    )

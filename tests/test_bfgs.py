@@ -1,0 +1,87 @@
+"""The polish's BFGS with the rank-two inverse-Hessian update against SciPy's BFGS."""
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+import creator_plugin._bfgs as bfgs
+
+
+def _rosenbrock(x):
+    return optimize.rosen(x), optimize.rosen_der(x)
+
+
+def _scipy(fun, x0, **options):
+    return optimize.minimize(fun, x0, jac=True, method="BFGS", options=options)
+
+
+@pytest.mark.parametrize("n", [6, 30])
+def test_rank_two_update_takes_scipys_steps(monkeypatch, n):
+    # Forced below the size threshold, the own loop must follow SciPy's
+    # iterations: same count, same evaluations, same answer up to rounding.
+    monkeypatch.setattr(bfgs, "RANK_TWO_MIN_SIZE", 1)
+    x0 = np.random.default_rng(n).uniform(-1.5, 1.5, n)
+    ref = _scipy(_rosenbrock, x0, gtol=1e-6, maxiter=5000)
+    own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-6, maxiter=5000)
+    assert ref.success and own.success
+    assert own.nit == pytest.approx(ref.nit, rel=0.05)
+    np.testing.assert_allclose(own.x, ref.x, atol=1e-6)
+    assert own.fun == pytest.approx(ref.fun, abs=1e-9)
+    assert own.hess_inv.shape == (n, n)
+    np.testing.assert_array_equal(own.hess_inv, own.hess_inv.T)
+
+
+def test_first_iterations_equal_scipys_to_rounding(monkeypatch):
+    monkeypatch.setattr(bfgs, "RANK_TWO_MIN_SIZE", 1)
+    x0 = np.random.default_rng(1).uniform(-1.5, 1.5, 12)
+    for it in (1, 2, 5, 10):
+        ref = _scipy(_rosenbrock, x0, gtol=1e-12, maxiter=it)
+        own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-12, maxiter=it)
+        assert own.nit == ref.nit == it
+        assert own.nfev == ref.nfev
+        np.testing.assert_allclose(own.x, ref.x, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(own.hess_inv, ref.hess_inv, rtol=1e-8, atol=1e-10)
+        assert own.status == ref.status == 1
+
+
+def test_large_quadratic_reaches_its_minimiser_from_a_given_inverse_hessian():
+    rng = np.random.default_rng(0)
+    n = bfgs.RANK_TWO_MIN_SIZE + 44
+    Q = rng.normal(size=(n, n))
+    A = Q @ Q.T / n + np.eye(n)
+    b = rng.normal(size=n)
+
+    def quad(x):
+        return 0.5 * x @ A @ x - b @ x, A @ x - b
+
+    H0 = np.linalg.inv(A + 0.5 * np.eye(n))
+    H0 = (H0 + H0.T) / 2
+    res = bfgs.minimize_bfgs(quad, np.zeros(n), gtol=1e-6, maxiter=1000, hess_inv0=H0)
+    assert res.success and res.status == 0
+    np.testing.assert_allclose(res.x, np.linalg.solve(A, b), atol=1e-5)
+    cold = bfgs.minimize_bfgs(quad, np.zeros(n), gtol=1e-6, maxiter=1000)
+    assert res.nit < cold.nit  # the warm start is used
+    np.testing.assert_array_equal(res.hess_inv, res.hess_inv.T)
+
+
+def test_below_the_threshold_is_scipys_bfgs_bit_for_bit():
+    x0 = np.random.default_rng(2).uniform(-1.5, 1.5, 8)
+    ref = _scipy(_rosenbrock, x0, gtol=1e-6, maxiter=300)
+    own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-6, maxiter=300)
+    np.testing.assert_array_equal(own.x, ref.x)
+    assert own.nit == ref.nit
+
+
+def test_exceptions_of_the_function_propagate(monkeypatch):
+    monkeypatch.setattr(bfgs, "RANK_TWO_MIN_SIZE", 1)
+
+    class Stop(Exception):
+        pass
+
+    def fun(x):
+        if x[0] > 0.5:
+            raise Stop
+        return float(-x[0]), np.array([-1.0, 0.0])
+
+    with pytest.raises(Stop):
+        bfgs.minimize_bfgs(fun, np.zeros(2), gtol=1e-6, maxiter=50)
