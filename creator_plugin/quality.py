@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from ._passes import row_blocks
 from .dimension import n_latent_evidence
 from .ordering import _fastica_logcosh
 from .sem import centred_scatter
@@ -249,18 +250,30 @@ def homogeneity_test(
     data = [_subsample(np.asarray(Y, dtype=float), max_samples, rng) for Y in data]
     K = len(data)
     Z = _whiten(np.vstack([Y - Y.mean(axis=0) for Y in data]))
-    d = Z.shape[1]
+    n_rows, d = Z.shape
     i, j = np.triu_indices(d)
-    u = Z[:, i] * Z[:, j] * np.where(i == j, 1.0, np.sqrt(2.0))
-    starts = np.concatenate([[0], np.cumsum([len(Y) for Y in data])])
-    sizes = np.diff(starts)[:, None]
-    means = np.add.reduceat(u, starts[:-1], axis=0) / sizes
-    mean = u.mean(axis=0)
-    statistic = float(np.sum(sizes * (means - mean) ** 2))
+    weight = np.where(i == j, 1.0, np.sqrt(2.0))
+    # u has mean e (the identity's distinct entries: 1 on the diagonal, 0
+    # elsewhere) over all rows, because Z is whitened by the pooled covariance;
+    # u - e is accumulated in row blocks, so the (rows x d(d+1)/2) matrix of
+    # u is never formed.
+    e = (i == j).astype(float)
+    sums = np.zeros((K, i.size))
+    gram = np.zeros((i.size, i.size))
+    start = 0
+    for k, Y in enumerate(data):
+        for rows in row_blocks(Y.shape[0], i.size):
+            block = Z[start + rows.start:start + rows.stop]
+            u = block[:, i] * block[:, j] * weight - e
+            sums[k] += u.sum(axis=0)
+            gram += u.T @ u
+        start += Y.shape[0]
+    sizes = np.array([Y.shape[0] for Y in data], dtype=float)[:, None]
+    mean = sums.sum(axis=0) / n_rows
+    statistic = float(np.sum(sizes * (sums / sizes - mean) ** 2))
     # The reference needs only sum(lambda) and sum(lambda^2): the trace and the
-    # squared Frobenius norm of the covariance (u is centred in place: no copy).
-    u -= mean
-    cov = u.T @ u / u.shape[0]
+    # squared Frobenius norm of the covariance of u.
+    cov = gram / n_rows - np.outer(mean, mean)
     trace = float(np.trace(cov))
     frobenius2 = float(np.sum(cov**2))
     scale = frobenius2 / trace

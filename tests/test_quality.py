@@ -304,3 +304,31 @@ def test_cumulant_statistic_pairwise_form_equals_the_tensor_form(n, d):
     np.testing.assert_allclose(pm4, m4, rtol=1e-10)
     one3, one4 = _tensor_norms_pairwise(Z[0])
     assert np.ndim(one3) == 0 and one3 == pytest.approx(c3[0], rel=1e-10)
+
+
+@pytest.mark.parametrize("block_elements", [2**20, 60])
+def test_homogeneity_test_equals_its_definition_in_any_row_blocks(monkeypatch, block_elements):
+    # The statistic and the Satterthwaite reference from their definitions (the
+    # covariance of the distinct entries of z z^T and its eigenvalues), against
+    # the blocked accumulation, also with blocks of a few rows that split the
+    # environments unevenly.
+    import creator_plugin._passes as passes
+    from scipy import stats
+
+    from creator_plugin.quality import _whiten
+
+    monkeypatch.setattr(passes, "BLOCK_ELEMENTS", block_elements)
+    rng = np.random.default_rng(7)
+    data = [rng.standard_t(5, (n, 3)) @ rng.normal(size=(3, 3)) for n in (40, 55, 31)]
+    Z = _whiten(np.vstack([Y - Y.mean(axis=0) for Y in data]))
+    i, j = np.triu_indices(3)
+    u = Z[:, i] * Z[:, j] * np.where(i == j, 1.0, np.sqrt(2.0))
+    parts = np.split(u, np.cumsum([40, 55])[:2])
+    statistic = sum(len(p) * np.sum((p.mean(axis=0) - u.mean(axis=0)) ** 2) for p in parts)
+    lam = np.linalg.eigvalsh(np.cov(u, rowvar=False, bias=True))
+    scale, df = np.sum(lam**2) / np.sum(lam), 2 * np.sum(lam) ** 2 / np.sum(lam**2)
+    res = homogeneity_test(data)
+    assert res["statistic"] == pytest.approx(statistic, rel=1e-12)
+    assert res["scale"] == pytest.approx(scale, rel=1e-12)
+    assert res["df"] == pytest.approx(df, rel=1e-12)
+    assert res["p_value"] == pytest.approx(stats.chi2.sf(statistic / scale, df), rel=1e-9)
