@@ -298,9 +298,19 @@ def c_convention(bases, A, how, B=None):
             c = N @ (N.T @ eye[i]) if r > 1 else N[:, 0]
         elif how == "r1":
             c = vt[-1]
-        elif how == "ridge":
-            mu = np.mean([resid[j] for j in js])
+        elif how in ("ridge", "ridge_sum"):
+            mu = (np.mean if how == "ridge" else np.sum)([resid[j] for j in js])
             c = np.linalg.solve(M + mu * eye, eye[i])
+        elif how in ("soft", "soft_mean"):
+            # the r directions of the default, each weighted by the evidence that it is in
+            # every subspace: mu / (sigma_l + mu), mu the subspaces' residual noise level
+            mu = max((np.sum if how == "soft" else np.mean)([resid[j] for j in js]), 1e-12)
+            N = vt[-r:].T
+            s = sv[-r:]
+            w = np.ones(r) if mu <= 0 else mu / (s + mu)
+            c = N @ (w * (N.T @ eye[i]))
+            if np.linalg.norm(c) < 1e-12:
+                c = N[:, -1]
         else:
             raise ValueError(how)
         C[:, i] = c / np.linalg.norm(c)
@@ -310,7 +320,7 @@ def c_convention(bases, A, how, B=None):
 # -------------------------------------------------------------------- oracles
 def true_rows(z, ent, pi):
     """B*[k][j] = G^{-1} m_{k,pi(j)} in the features' coordinates (ent = Yc @ G)."""
-    K, d = z["W"].shape[0], ent.shape[2]
+    K, d = z["W"].shape[0], ent[0].shape[1]
     Bs = np.zeros((K, d, d))
     for k in range(K):
         Yc = z["Y"][k] - z["Y"][k].mean(0)
@@ -341,12 +351,20 @@ VARIANTS = {
     "wleak_1e-1": lambda c: c_from_bases(bases_wleak(sigma2=1e-1, **c), c["A"]),
     "conv_r1": lambda c: c_convention(bases_default(c["B"], c["A"]), c["A"], "r1"),
     "conv_ridge": lambda c: c_convention(bases_default(c["B"], c["A"]), c["A"], "ridge", c["B"]),
+    "conv_ridge_sum": lambda c: c_convention(bases_default(c["B"], c["A"]), c["A"], "ridge_sum",
+                                             c["B"]),
+    "conv_soft": lambda c: c_convention(bases_default(c["B"], c["A"]), c["A"], "soft", c["B"]),
+    "conv_soft_mean": lambda c: c_convention(bases_default(c["B"], c["A"]), c["A"], "soft_mean",
+                                             c["B"]),
     "gls_mom": lambda c: c_from_bases(bases_gls_mom(**c), c["A"]),
 }
 
 
 def run(path, names):
-    z = np.load(path)
+    z = dict(np.load(path))
+    if "sizes" in z:
+        cut = np.cumsum(z["sizes"])[:-1]
+        z["ent"], z["Y"] = np.split(z["ent"], cut), np.split(z["Y"], cut)
     ent = z["ent"]
     A = z["adjacency"] != 0
     S, L, n = moments(ent)
