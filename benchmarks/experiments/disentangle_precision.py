@@ -360,11 +360,17 @@ VARIANTS = {
 }
 
 
-def run(path, names):
+def load(path):
+    """A cache as a dict; ``ent`` and ``Y`` as lists of per-environment arrays."""
     z = dict(np.load(path))
     if "sizes" in z:
         cut = np.cumsum(z["sizes"])[:-1]
         z["ent"], z["Y"] = np.split(z["ent"], cut), np.split(z["Y"], cut)
+    return z
+
+
+def run(path, names):
+    z = load(path)
     ent = z["ent"]
     A = z["adjacency"] != 0
     S, L, n = moments(ent)
