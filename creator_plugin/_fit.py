@@ -378,7 +378,7 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
         raw = feature_sd * paper_scales(noises, reference)
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
-        C = disentangling_matrix(B, adjacency)
+        C = disentangling_matrix(B, adjacency, evidence=config.disentangle == "evidence")
         if config.disentangle == "likelihood":
             covs = scatters if stage.noise is None else [
                 alphas.T @ g @ alphas for g in stage.noise.signal_grams([x.T @ x for x in X_red])]
