@@ -6,8 +6,8 @@ import numpy as np
 from scipy import linalg, optimize
 
 __all__ = [
-    "surrounded_sets", "parent_subspaces", "subspace_residuals", "disentangling_matrix", "refine_disentangling",
-    "orient_and_scale", "LATER_WEIGHT_LEVEL",
+    "surrounded_sets", "parent_subspaces", "subspace_residuals", "disentangling_matrix",
+    "refine_disentangling", "orient_and_scale", "LATER_WEIGHT_LEVEL",
 ]
 
 #: ``CREATOR(disentangle="likelihood")`` keeps the subspace intersection when a

@@ -312,9 +312,9 @@ def test_homogeneity_test_equals_its_definition_in_any_row_blocks(monkeypatch, b
     # covariance of the distinct entries of z z^T and its eigenvalues), against
     # the blocked accumulation, also with blocks of a few rows that split the
     # environments unevenly.
-    import creator_plugin._passes as passes
     from scipy import stats
 
+    import creator_plugin._passes as passes
     from creator_plugin.quality import _whiten
 
     monkeypatch.setattr(passes, "BLOCK_ELEMENTS", block_elements)

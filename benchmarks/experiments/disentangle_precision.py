@@ -23,8 +23,7 @@ import sys
 
 import numpy as np
 
-from creator_plugin.disentangle import (disentangling_matrix, refine_disentangling,
-                                         surrounded_sets)
+from creator_plugin.disentangle import refine_disentangling, surrounded_sets
 from creator_plugin.metrics import evaluate, shd
 
 
@@ -37,7 +36,7 @@ def moments(ent):
 
 def b_from_chol(L):
     """B[k] = diag(L_k) L_k^{-1}: the regression of the ordered noises on the features."""
-    return np.stack([np.diag(np.diag(l)) @ np.linalg.inv(l) for l in L])
+    return np.stack([np.diag(np.diag(f)) @ np.linalg.inv(f) for f in L])
 
 
 def beta_cov(S, L, n, j):

@@ -18,10 +18,10 @@ import warnings
 import numpy as np
 
 from creator_plugin import simulate
-from creator_plugin.simulation import simulate_family
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin.metrics import evaluate
+from creator_plugin.simulation import simulate_family
 
 
 def main() -> None:

@@ -1,4 +1,7 @@
-"""Summary of disentangle_precision.py rows: per variant mean SHD, LocR^2, better/worse than default."""
+"""Summary of disentangle_precision.py rows.
+
+Per variant: mean SHD, LocR^2, seeds better and worse than the default.
+"""
 import json
 import sys
 from collections import defaultdict
@@ -8,7 +11,8 @@ by = defaultdict(dict)
 for r in rows:
     by[r["variant"]][r["seed"]] = r
 base = by["default"]
-print(f"{'variant':22s} {'n':>3s} {'SHD':>6s} {'LocR2':>7s} {'def SHD':>7s} {'better':>6s} {'worse':>5s}  changed seeds")
+print(f"{'variant':22s} {'n':>3s} {'SHD':>6s} {'LocR2':>7s} {'def SHD':>7s} "
+      f"{'better':>6s} {'worse':>5s}  changed seeds")
 for v, recs in by.items():
     seeds = sorted(recs)
     shd = sum(recs[s]["shd"] for s in seeds) / len(seeds)
@@ -18,4 +22,5 @@ for v, recs in by.items():
     worse = [s for s in seeds if s in base and recs[s]["shd"] > base[s]["shd"]]
     ch = " ".join(f"{s}:{base[s]['shd']}->{recs[s]['shd']}" for s in seeds
                   if s in base and recs[s]["shd"] != base[s]["shd"])
-    print(f"{v:22s} {len(seeds):3d} {shd:6.2f} {loc:7.4f} {dshd:7.2f} {len(better):6d} {len(worse):5d}  {ch}")
+    print(f"{v:22s} {len(seeds):3d} {shd:6.2f} {loc:7.4f} {dshd:7.2f} "
+          f"{len(better):6d} {len(worse):5d}  {ch}")
