@@ -85,3 +85,27 @@ def test_exceptions_of_the_function_propagate(monkeypatch):
 
     with pytest.raises(Stop):
         bfgs.minimize_bfgs(fun, np.zeros(2), gtol=1e-6, maxiter=50)
+
+
+@pytest.mark.parametrize("d, own", [(4, False), (16, True)])
+def test_polish_uses_the_rank_two_loop_from_the_size_threshold(monkeypatch, d, own):
+    # The polish optimises d^2 numbers: SciPy's BFGS below RANK_TWO_MIN_SIZE
+    # (small fits keep its rounding), the own loop from it on.
+    from creator_plugin.ordering import polish_directions
+
+    calls = []
+    real = bfgs.optimize.minimize
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("method"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bfgs.optimize, "minimize", counted)
+    rng = np.random.default_rng(d)
+    X_red = [rng.laplace(size=(400, d)) @ rng.normal(size=(d, d)) for _ in range(2)]
+    X_red = [x - x.mean(axis=0) for x in X_red]
+    start = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    out, info = polish_directions(X_red, start, max_iter=20)
+    assert (calls == []) is own
+    assert info["evaluations"] >= 2 and info["contrast"] >= info["contrast_start"]
+    np.testing.assert_allclose(np.linalg.norm(out, axis=0), 1.0)
