@@ -1,4 +1,4 @@
-"""Cache the default fits' d x d ingredients of the disentanglement (tuning seeds only).
+"""Cache the default fits' d x d ingredients of the disentanglement.
 
 Per seed: the entangled features (unit pooled SD, as the fit uses them), the
 pruned adjacency, the true latents, graph, weights and noise scales, and the
