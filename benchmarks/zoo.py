@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = [r for r in rows if r["params"] == key
             and (args.first_seed is None or r["seed"] >= args.first_seed)
             and (args.last_seed is None or r["seed"] <= args.last_seed)]
+    if not rows:
+        sys.exit(f"{args.rows}: no rows with params {key} in that seed range.")
     print(summarize(rows))
 
 
