@@ -91,9 +91,8 @@ def disentangling_matrix(B: np.ndarray, adjacency: np.ndarray, *,
     (the same convention); in a sample, a direction the subspaces do not
     share -- a surrounding parent made up by one extra edge, whose
     projection dominates ``e_i`` when the entangled feature is mostly its
-    parents -- is down-weighted. Measured at d = 10 (benchmarks/LOG.md,
-    "Relabelling at d = 10"): fresh seeds SHD 2.69 -> 1.71; d = 5 0.26 ->
-    0.32; not the default.
+    parents -- is down-weighted. Its accuracy against the convention is on
+    the documentation's accuracy page ("What helps at d = 10?").
 
     Parameters
     ----------

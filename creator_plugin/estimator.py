@@ -120,10 +120,12 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         intersection, but inside a surrounded intersection it weights each
         direction by the evidence that every subspace shares it, so a
         surrounding parent made up by one extra edge does not take over the
-        feature (``disentangling_matrix(..., evidence=True)``). At d = 10 it
-        lowered the mean SHD on simulated data not used to design it (2.69
-        to 1.71 over 80 fits), at d = 5 it did not (0.26 to 0.32 over 50),
-        so it is not the default. ``"likelihood"`` (experimental) starts
+        feature (``disentangling_matrix(..., evidence=True)``). On simulated
+        data not used to design it, it lowered the mean SHD at d = 10 (3.51
+        to 1.60 over 80 fits; 3.10 to 1.32 over 40 on a simulator written
+        apart from the package) and left d = 5 about where it was (0.45 to
+        0.44 over 300 fits of six workload families); it is not the default
+        yet (docs: accuracy, "What helps at d = 10?"). ``"likelihood"`` (experimental) starts
         there and maximises the Gaussian likelihood of the pruned SEM in all
         environments at once over the disentangling matrix
         (:func:`creator_plugin.disentangle.refine_disentangling`), falling
