@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-try:  # SciPy's BFGS line search (private module; present in SciPy 1.13 to 1.16)
+try:  # SciPy's BFGS line search (a private module: without it, SciPy's BFGS runs)
     from scipy.optimize._linesearch import (
         LineSearchWarning,
         line_search_wolfe1,
