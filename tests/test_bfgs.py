@@ -109,3 +109,15 @@ def test_polish_uses_the_rank_two_loop_from_the_size_threshold(monkeypatch, d, o
     assert (calls == []) is own
     assert info["evaluations"] >= 2 and info["contrast"] >= info["contrast_start"]
     np.testing.assert_allclose(np.linalg.norm(out, axis=0), 1.0)
+
+
+def test_without_scipys_line_search_it_is_scipys_bfgs(monkeypatch):
+    # A SciPy release without the private line search: the same problem goes
+    # to SciPy's BFGS, with the same answer as calling it directly.
+    monkeypatch.setattr(bfgs, "line_search_wolfe1", None)
+    n = bfgs.RANK_TWO_MIN_SIZE
+    x0 = np.random.default_rng(3).uniform(-1.2, 1.2, n)
+    ref = _scipy(_rosenbrock, x0, gtol=1e-5, maxiter=40)
+    own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-5, maxiter=40)
+    np.testing.assert_array_equal(own.x, ref.x)
+    assert own.nit == ref.nit
