@@ -60,7 +60,7 @@ JOINT_GTOL = 1e-7
 #: The optimum is flat: 1e-5 ends the ascent in fewer evaluations than 1e-6
 #: (124 against 174 in a d = 20 fit) and changed no SHD and no verdict of the
 #: simulated fits it was chosen on (263) nor of those it was checked on
-#: afterwards (610; d = 5 to 20, benchmarks/LOG.md, "The polish's gradient
+#: afterwards (690; d = 5 to 20, benchmarks/LOG.md, "The polish's gradient
 #: tolerance").
 POLISH_GTOL = 1e-5
 
