@@ -94,9 +94,14 @@ def test_polish_raises_the_contrast_and_keeps_orientation():
     assert np.all(cos > 0.9)
 
 
-def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluations():
+def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluations(monkeypatch):
     # More rows than max_rows: a first stage on a row subsample, then BFGS on
-    # every row from there with the first stage's curvature.
+    # every row from there with the first stage's curvature. At a tight
+    # tolerance (the looser default needs fewer evaluations either way, see
+    # the next test) the warm start must save more than half of them.
+    import creator_plugin.ordering as ordering
+
+    monkeypatch.setattr(ordering, "POLISH_GTOL", 1e-6)
     _, X_red = _reduced(2, n=4000)
     start = topological_ordering(X_red, random_state=2, polish=False).alphas
     one, info_one = polish_directions(X_red, start, max_rows=None)
@@ -112,6 +117,15 @@ def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluatio
         assert np.all(corr > 1 - 1e-6)
     # The default stays one stage up to POLISH_MAX_ROWS rows per environment.
     assert polish_directions(X_red, start)[1] == info_one
+
+
+def test_two_stage_polish_at_the_default_tolerance_saves_all_row_evaluations():
+    _, X_red = _reduced(2, n=4000)
+    start = topological_ordering(X_red, random_state=2, polish=False).alphas
+    _, info_one = polish_directions(X_red, start, max_rows=None)
+    _, info_two = polish_directions(X_red, start, max_rows=500)
+    assert info_two["evaluations"] < info_one["evaluations"]
+    assert info_two["contrast"] == pytest.approx(info_one["contrast"], rel=1e-6)
 
 
 @pytest.mark.slow
