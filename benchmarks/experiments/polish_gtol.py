@@ -41,30 +41,14 @@ import numpy as np
 import creator_plugin.ordering as ordering
 from creator_plugin import CREATOR
 from creator_plugin.metrics import evaluate
-from creator_plugin.simulation import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from zoo import BAR_FAMILIES, data_of  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from descent_stop import _data, _seeds  # noqa: E402  (the same workloads and seed ranges)
+from zoo import BAR_FAMILIES  # noqa: E402
 
 #: The tolerance before.
 OLD = 1e-6
-
-
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
-
-
-def _data(workload: str, seed: int):
-    """``(X, adjacency, latents, d)``."""
-    if workload.startswith("zoo:"):
-        _, simulator, family = workload.split(":")
-        X, A, Y = data_of(simulator, family, 5, 5, 1000, seed)
-        return X, A, Y, 5
-    d, K, n, p_edge = {"d10": (10, 10, 2000, 0.5), "d20": (20, 20, 5000, 0.2),
-                       "d30": (30, 30, 5000, 0.1)}[workload]
-    sim = simulate(d, K, n, edge_prob=p_edge, random_state=seed)
-    return sim.X, sim.adjacency, sim.Y, d
 
 
 def run(workloads: list[str], seeds: list[int], variants: list[float], out: Path) -> None:
