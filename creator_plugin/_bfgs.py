@@ -15,27 +15,21 @@ only; in exact arithmetic the two take the same steps, in floating point
 they round differently. The callers use it above :data:`RANK_TWO_MIN_SIZE`
 variables and SciPy's own BFGS below, so small problems round as before.
 
-The line search is SciPy's (``scipy.optimize._linesearch``: MINPACK's
-``dcsrch`` with the pure-Python strong-Wolfe search as fallback, as SciPy's
-BFGS does). Those functions are not public; when they cannot be imported,
-:func:`minimize_bfgs` hands the problem to SciPy's BFGS unchanged.
+The line search is the one SciPy's BFGS calls
+(``scipy.optimize._optimize._line_search_wolfe12``: MINPACK's ``dcsrch`` with
+the strong-Wolfe search as fallback). It is not public; when it cannot be
+imported, :func:`minimize_bfgs` hands the problem to SciPy's BFGS unchanged.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy import optimize
 
-try:  # SciPy's BFGS line search (a private module: without it, SciPy's BFGS runs)
-    from scipy.optimize._linesearch import (
-        LineSearchWarning,
-        line_search_wolfe1,
-        line_search_wolfe2,
-    )
+try:  # SciPy's BFGS line search (private: without it, SciPy's BFGS runs)
+    from scipy.optimize._optimize import _line_search_wolfe12, _LineSearchError
 except ImportError:  # pragma: no cover - depends on the SciPy release
-    line_search_wolfe1 = line_search_wolfe2 = LineSearchWarning = None
+    _line_search_wolfe12 = _LineSearchError = None
 
 __all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE"]
 
@@ -70,15 +64,12 @@ class _Memo:
 
 
 def _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval):
-    """SciPy's ``_line_search_wolfe12`` with BFGS's arguments; None when it fails."""
-    ret = line_search_wolfe1(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
-                             amin=1e-100, amax=1e100, c1=1e-4, c2=0.9)
-    if ret[0] is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LineSearchWarning)
-            ret = line_search_wolfe2(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
-                                     c1=1e-4, c2=0.9, amax=1e100)
-    return None if ret[0] is None else ret
+    """SciPy's BFGS line search with BFGS's arguments; None when it fails."""
+    try:
+        return _line_search_wolfe12(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
+                                    amin=1e-100, amax=1e100, c1=1e-4, c2=0.9)
+    except _LineSearchError:
+        return None
 
 
 def minimize_bfgs(
@@ -96,7 +87,7 @@ def minimize_bfgs(
     """
     x0 = np.asarray(x0, dtype=float).ravel()
     N = x0.size
-    if N < RANK_TWO_MIN_SIZE or line_search_wolfe1 is None:
+    if N < RANK_TWO_MIN_SIZE or _line_search_wolfe12 is None:
         options = {"maxiter": maxiter, "gtol": gtol}
         if hess_inv0 is not None:
             options["hess_inv0"] = hess_inv0

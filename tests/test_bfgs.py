@@ -114,7 +114,7 @@ def test_polish_uses_the_rank_two_loop_from_the_size_threshold(monkeypatch, d, o
 def test_without_scipys_line_search_it_is_scipys_bfgs(monkeypatch):
     # A SciPy release without the private line search: the same problem goes
     # to SciPy's BFGS, with the same answer as calling it directly.
-    monkeypatch.setattr(bfgs, "line_search_wolfe1", None)
+    monkeypatch.setattr(bfgs, "_line_search_wolfe12", None)
     n = bfgs.RANK_TWO_MIN_SIZE
     x0 = np.random.default_rng(3).uniform(-1.2, 1.2, n)
     ref = _scipy(_rosenbrock, x0, gtol=1e-5, maxiter=40)
