@@ -36,6 +36,12 @@ def surrounded_sets(adjacency: np.ndarray) -> list[set[int]]:
     return out
 
 
+def _unit_rows(B: np.ndarray, j: int) -> np.ndarray:
+    """The rows ``B[k][j, :]`` of every environment, each scaled to unit length."""
+    rows = B[:, j, :]
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-300)
+
+
 def parent_subspaces(B: np.ndarray, adjacency: np.ndarray) -> list[np.ndarray]:
     """Orthonormal basis (d, |pa(j)|+1) of ``V_j`` = span of the rows ``B[k][j, :]``.
 
@@ -45,8 +51,7 @@ def parent_subspaces(B: np.ndarray, adjacency: np.ndarray) -> list[np.ndarray]:
     K, d, _ = B.shape
     bases = []
     for j in range(d):
-        rows = B[:, j, :]
-        rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-300)
+        rows = _unit_rows(B, j)
         dim = min(int(np.asarray(adjacency)[:, j].sum()) + 1, K, d)
         _, _, vt = np.linalg.svd(rows, full_matrices=False)
         bases.append(vt[:dim].T)
@@ -64,8 +69,7 @@ def subspace_residuals(B: np.ndarray, bases: list[np.ndarray]) -> np.ndarray:
     K, d, _ = B.shape
     out = np.zeros(d)
     for j in range(d):
-        rows = B[:, j, :]
-        rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-300)
+        rows = _unit_rows(B, j)
         V = bases[j]
         out[j] = float(np.sum((rows - rows @ V @ V.T) ** 2) / K)
     return out

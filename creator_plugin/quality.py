@@ -99,13 +99,22 @@ def _tensor_norms(Z: np.ndarray) -> tuple:
     ``sqrt 2`` so that each counts for both orders in the squared norms:
     about a third of the operations of the full ``d^2`` products.
     """
-    n, d = Z.shape[-2:]
-    i, j = np.triu_indices(d)
-    pairs = Z[..., i] * (Z[..., j] * np.where(i == j, 1.0, np.sqrt(2.0)))
+    n = Z.shape[-2]
+    pairs = _distinct_products(Z)
     pairs_t = np.swapaxes(pairs, -1, -2)
     c3 = np.sum((pairs_t @ Z / n) ** 2, axis=(-2, -1))
     m4 = np.sum((pairs_t @ pairs / n) ** 2, axis=(-2, -1))
     return c3, m4
+
+
+def _distinct_products(Z: np.ndarray) -> np.ndarray:
+    """``z_i z_j`` for ``i <= j`` (last axis), those with ``i < j`` times sqrt 2.
+
+    The distinct entries of ``z z^T`` weighted so that inner products of
+    these vectors are the Frobenius inner products of the full matrices.
+    """
+    i, j = np.triu_indices(Z.shape[-1])
+    return Z[..., i] * Z[..., j] * np.where(i == j, 1.0, np.sqrt(2.0))
 
 
 #: Rows of the Gram matrix formed at once by :func:`_tensor_norms_pairwise`.
@@ -252,7 +261,6 @@ def homogeneity_test(
     Z = _whiten(np.vstack([Y - Y.mean(axis=0) for Y in data]))
     n_rows, d = Z.shape
     i, j = np.triu_indices(d)
-    weight = np.where(i == j, 1.0, np.sqrt(2.0))
     # u has mean e (the identity's distinct entries: 1 on the diagonal, 0
     # elsewhere) over all rows, because Z is whitened by the pooled covariance;
     # u - e is accumulated in row blocks, so the (rows x d(d+1)/2) matrix of
@@ -264,7 +272,7 @@ def homogeneity_test(
     for k, Y in enumerate(data):
         for rows in row_blocks(Y.shape[0], i.size):
             block = Z[start + rows.start:start + rows.stop]
-            u = block[:, i] * block[:, j] * weight - e
+            u = _distinct_products(block) - e
             sums[k] += u.sum(axis=0)
             gram += u.T @ u
         start += Y.shape[0]
