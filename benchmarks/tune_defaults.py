@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, fit_one
+from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, current, fit_one
 
 #: The knobs that matter most for accuracy (creator_plugin/estimator.py):
 #: the pruning level, the refinement of the ordering step's candidates, the polish.
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     cache = Path(args.cache)
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
+    rows = [r for r in rows if current(r)]  # rows of earlier defaults are refitted
     have = {(r["simulator"], r["family"], r["d"], r["K"], r["n"], r["seed"], r["params"])
             for r in rows}
     with cache.open("a") as fh:

@@ -20,13 +20,18 @@ Usage::
     python benchmarks/zoo.py run --simulator independent --first-seed 10000 --seeds 50
     python benchmarks/zoo.py summary benchmarks/results/zoo/package_d5.jsonl
 
-Rows already in the output file (same family and seed) are skipped, so an
-interrupted run resumes.
+Rows already in the output file (same family and seed, fitted with the same
+settings) are skipped, so an interrupted run resumes. Every row records, besides
+the ``--params`` given, the estimator's resolved settings (``CREATOR(d,
+**params).get_params()``): after a change of defaults, the same command fits
+again instead of skipping, and ``summary`` (and ``tune_defaults.py``) read only
+the rows of the current settings; rows of earlier settings stay in the file.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -49,6 +54,28 @@ FIRST_EVALUATION_SEED = 10000
 RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
 
 
+def settings_of(d: int, params: dict | None = None) -> str:
+    """The resolved estimator settings of ``CREATOR(d, **params)``, as a JSON key.
+
+    ``random_state`` is left out (it is the row's seed).
+    """
+    return _settings(d, json.dumps(params or {}, sort_keys=True))
+
+
+@functools.cache
+def _settings(d: int, params_key: str) -> str:
+    resolved = CREATOR(d, **json.loads(params_key)).get_params()
+    resolved.pop("random_state", None)
+    return json.dumps(resolved, sort_keys=True, default=repr)
+
+
+def current(row: dict, params_key: str | None = None) -> bool:
+    """True when ``row`` was fitted with the current settings (and these params, if given)."""
+    if params_key is not None and row["params"] != params_key:
+        return False
+    return row.get("settings") == _settings(row["d"], row["params"])
+
+
 def data_of(simulator: str, family: str, d: int, K: int, n: int, seed: int):
     """``(X_list, adjacency, latents)`` of one data set."""
     if simulator == "package":
@@ -63,7 +90,7 @@ def fit_one(simulator: str, family: str, d: int, K: int, n: int, seed: int,
     """Fit CREATOR(d, **params) to one data set and score it."""
     X, A, Y = data_of(simulator, family, d, K, n, seed)
     row = {"simulator": simulator, "family": family, "d": d, "K": K, "n": n, "seed": seed,
-           "params": json.dumps(params or {}, sort_keys=True)}
+           "params": json.dumps(params or {}, sort_keys=True), "settings": settings_of(d, params)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
@@ -94,7 +121,7 @@ def run(args: argparse.Namespace) -> None:
     if out.exists():
         for line in out.read_text().splitlines():
             r = json.loads(line)
-            if r["params"] == key:
+            if r["d"] == args.d and current(r, key):
                 done.add((r["family"], r["seed"]))
     # the interventional families have no independent simulator; the peers study covers them
     families = args.families.split(",") if args.families else [*BAR_FAMILIES, *FLAG_FAMILIES]
@@ -170,11 +197,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     rows = [json.loads(line) for line in Path(args.rows).read_text().splitlines()]
     key = json.dumps(json.loads(args.params) if args.params else {}, sort_keys=True)
-    rows = [r for r in rows if r["params"] == key
+    rows = [r for r in rows if current(r, key)
             and (args.first_seed is None or r["seed"] >= args.first_seed)
             and (args.last_seed is None or r["seed"] <= args.last_seed)]
     if not rows:
-        sys.exit(f"{args.rows}: no rows with params {key} in that seed range.")
+        sys.exit(f"{args.rows}: no rows with params {key} and the current defaults "
+                 "in that seed range.")
     print(summarize(rows))
 
 

@@ -59,7 +59,7 @@ class FitConfig:
     scorer: str = "ica_consistency"
     n_refine: int = 3
     polish: bool = True
-    disentangle: str = "subspace"
+    disentangle: str = "evidence"
     pruning: str = "residual"
     prune_threshold: float | str = "auto"
     standardize: bool = True

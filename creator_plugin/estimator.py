@@ -113,20 +113,24 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         directions from leaking into later ones. Its contrast adds a
         skewness term to the log-cosh negentropy. The paper has no such
         step.
-    disentangle : {"subspace", "likelihood", "evidence"}, default="subspace"
-        Step 3. ``"subspace"`` intersects the subspaces of the pruning's
+    disentangle : {"evidence", "subspace", "likelihood"}, default="evidence"
+        Step 3. Every option intersects the subspaces of the pruning's
         regression rows (:func:`creator_plugin.disentangle.disentangling_matrix`),
-        as the paper does. ``"evidence"`` (experimental) is the same
-        intersection, but inside a surrounded intersection it weights each
-        direction by the evidence that every subspace shares it, so a
-        surrounding parent made up by one extra edge does not take over the
-        feature (``disentangling_matrix(..., evidence=True)``). On simulated
-        data not used to design it, it lowered the mean SHD at d = 10 (3.51
-        to 1.60 over 80 fits; 3.10 to 1.32 over 40 on a simulator written
-        apart from the package) and left d = 5 about where it was (0.45 to
-        0.44 over 300 fits of six workload families); it is not the default
-        yet (docs: accuracy, "What helps at d = 10?"). ``"likelihood"`` (experimental) starts
-        there and maximises the Gaussian likelihood of the pruned SEM in all
+        as the paper does; they differ inside a surrounded intersection,
+        where the data cannot identify the feature. ``"subspace"`` takes the
+        projection of the entangled feature's own coordinate onto the
+        intersection, the paper's convention. ``"evidence"`` weights each
+        direction of that projection by the evidence that every subspace
+        shares it, so a surrounding parent made up by one extra edge does
+        not take over the feature (``disentangling_matrix(...,
+        evidence=True)``); in the population both give the same feature.
+        On simulated data not used to design it, ``"evidence"`` lowered the
+        mean SHD at d = 10 (3.51 to 1.60 over 80 fits; 3.10 to 1.32 over
+        40 on a simulator written apart from the package) and left d = 5
+        about where it was (0.45 to 0.44 over 300 fits of six workload
+        families) (docs: accuracy, "What helps at d = 10?").
+        ``"likelihood"`` (experimental) starts from the ``"subspace"``
+        intersection and maximises the Gaussian likelihood of the pruned SEM in all
         environments at once over the disentangling matrix
         (:func:`creator_plugin.disentangle.refine_disentangling`), falling
         back to the subspace intersection when the refinement leans on later
@@ -135,8 +139,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         an edge the pruning missed. It recovers some features that the
         intersection mixes (chains of large weights at d = 10) but did not
         lower SHD on fresh seeds, and costs a little LocR² at d = 5, so it
-        is not the default (docs/results/accuracy.md). Ignored
-        with ``pruning="rank_raw"`` (the paper's preset).
+        is not the default (docs/results/accuracy.md). With
+        ``pruning="rank_raw"`` (the paper's preset) the option is ignored and
+        the paper's intersection of the raw coefficients is used.
     pruning : {"residual", "rank", "rank_raw"}, default="residual"
         Edge decision rule (:func:`creator_plugin.pruning.prune`).
         ``"residual"`` and ``"rank"`` (the paper's rank test) work on
@@ -346,7 +351,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         scorer: str = "ica_consistency",
         n_refine: int = 3,
         polish: bool = True,
-        disentangle: str = "subspace",
+        disentangle: str = "evidence",
         pruning: str = "residual",
         prune_threshold: float | str = "auto",
         standardize: bool = True,

@@ -367,6 +367,14 @@ def _derived(cls, name: str) -> bool:
     return isinstance(getattr(cls, name, None), property)
 
 
+def _describe(v) -> str:
+    """A one-line description of a stored value for an error message."""
+    if isinstance(v, np.ndarray):
+        return f"an array of shape {v.shape}"
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
@@ -385,11 +393,11 @@ def _check_consistent(model) -> None:
     d = getattr(model, "n_latent_", model.n_latent)
     p = model.n_features_in_
     if not _is_int(d) or not _is_int(p) or not 1 <= d <= p:
-        raise _Corrupt(f"n_latent_={d!r} and n_features_in_={p!r} are not integers "
-                       "with 1 <= n_latent_ <= n_features_in_")
+        raise _Corrupt(f"n_latent_={_describe(d)} and n_features_in_={_describe(p)} are not "
+                       "integers with 1 <= n_latent_ <= n_features_in_")
     K = getattr(model, "n_environments_", None)
     if K is not None and (not _is_int(K) or K < 1):
-        raise _Corrupt(f"n_environments_={K!r} is not a positive integer")
+        raise _Corrupt(f"n_environments_={_describe(K)} is not a positive integer")
     shapes = {"components_": (d, p), "mixing_": (p, d), "mean_": (p,),
               "feature_sd_": (p,), "feature_latent_cov_": (p, d)}
     for name, shape in shapes.items():

@@ -1,4 +1,4 @@
-"""Step 3: the evidence-weighted choice inside a surrounded intersection (opt-in)."""
+"""Step 3: the evidence-weighted choice inside a surrounded intersection (the default)."""
 
 import warnings
 
@@ -51,10 +51,14 @@ def test_spurious_surrounding_parent_is_down_weighted():
     assert out["evidence"]["locr2"] > out["subspace"]["locr2"] + 0.05
 
 
-def test_default_is_unchanged_by_the_option():
-    sim = simulate(5, 5, 1000, random_state=3)
+def test_default_is_the_evidence_weighting_and_the_paper_preset_is_not():
+    # d = K = 10 tuning seed 6 (above), where the two choices differ.
+    sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = CREATOR(5, random_state=0).fit(sim.X)
-        b = CREATOR(5, disentangle="subspace", random_state=0).fit(sim.X)
+        a = CREATOR(10, random_state=6).fit(sim.X)
+        b = CREATOR(10, disentangle="evidence", random_state=6).fit(sim.X)
+        c = CREATOR(10, disentangle="subspace", random_state=6).fit(sim.X)
     np.testing.assert_array_equal(a.components_, b.components_)
+    assert not np.allclose(a.components_, c.components_)
+    assert CREATOR.paper(10).disentangle == "subspace"

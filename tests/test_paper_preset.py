@@ -12,6 +12,7 @@ def test_preset_settings():
     est = CREATOR.paper(4, tau=0.7, random_state=3)
     assert est.get_params() == {
         **CREATOR(4).get_params(), "scorer": "hsic", "n_refine": 0, "polish": False,
+        "disentangle": "subspace",
         "pruning": "rank_raw", "prune_threshold": 0.7, "standardize": False, "random_state": 3,
     }
     with pytest.raises(ValueError, match="'prune_threshold' parameter"):

@@ -1,18 +1,25 @@
 """Paired comparison of two zoo row files (same families and seeds): SHD, order, LocR2 per family.
 
 Usage: python paired_zoo.py A.jsonl B.jsonl  (B minus A; SE of the paired mean difference)
+
+Only rows fitted with the current defaults are read (``zoo.current``).
 """
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from zoo import current  # noqa: E402
 
 
 def load(path):
     rows = {}
     for line in open(path):
         r = json.loads(line)
-        rows[(r["family"], r["seed"])] = r
+        if current(r):
+            rows[(r["family"], r["seed"])] = r
     return rows
 
 
