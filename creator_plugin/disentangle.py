@@ -96,7 +96,8 @@ def disentangling_matrix(B: np.ndarray, adjacency: np.ndarray, *,
     share -- a surrounding parent made up by one extra edge, whose
     projection dominates ``e_i`` when the entangled feature is mostly its
     parents -- is down-weighted. Its accuracy against the convention is on
-    the documentation's accuracy page ("What helps at d = 10?").
+    the documentation's accuracy page ("Why does the disentanglement weight
+    the directions of an intersection?").
 
     Parameters
     ----------

@@ -128,7 +128,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         mean SHD at d = 10 (3.51 to 1.60 over 80 fits; 3.10 to 1.32 over
         40 on a simulator written apart from the package) and left d = 5
         about where it was (0.45 to 0.44 over 300 fits of six workload
-        families) (docs: accuracy, "What helps at d = 10?").
+        families) (docs: accuracy, "Why does the disentanglement weight the
+        directions of an intersection?").
         ``"likelihood"`` (experimental) starts from the ``"subspace"``
         intersection and maximises the Gaussian likelihood of the pruned SEM in all
         environments at once over the disentangling matrix
