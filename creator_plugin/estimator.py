@@ -125,7 +125,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         not take over the feature (``disentangling_matrix(...,
         evidence=True)``); in the population both give the same feature.
         On simulated data not used to design it, ``"evidence"`` lowered the
-        mean SHD at d = 10 (3.51 to 1.60 over 80 fits; 3.10 to 1.32 over
+        mean SHD at d = 10 (3.56 to 1.66 over 80 fits; 3.10 to 1.32 over
         40 on a simulator written apart from the package) and left d = 5
         about where it was (0.45 to 0.44 over 300 fits of six workload
         families) (docs: accuracy, "Why does the disentanglement weight the
