@@ -103,6 +103,11 @@ ATTR_CASES = {
     "n_features_in_ float": _set_attr("n_features_in_", 4.0),
     "n_features_in_ bool": _set_attr("n_features_in_", True),
     "n_environments_ negative": _set_attr("n_environments_", -1),
+    # a stored matrix where a count belongs: numpy's repr would span lines
+    "n_features_in_ matrix": lambda a, m: m["attributes"].__setitem__(
+        "n_features_in_", m["attributes"]["adjacency_matrix_"]),
+    "n_environments_ matrix": lambda a, m: m["attributes"].__setitem__(
+        "n_environments_", m["attributes"]["adjacency_matrix_"]),
     "causal_order_ string": _set_attr("causal_order_", "012"),
     "causal_order_ repeated": _set_attr("causal_order_", [0, 0, 1]),
     "causal_order_ short": _set_attr("causal_order_", [0, 1]),
