@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from disentangle_precision import b_from_chol, bases_default, load, moments  # noqa: E402
+from disentangle_precision import b_from_chol, bases_default, load, moments, score  # noqa: E402
 
 from creator_plugin.disentangle import disentangling_matrix, subspace_residuals  # noqa: E402
-from creator_plugin.metrics import evaluate, shd  # noqa: E402
 
 
 def _sur_i(A, i):
@@ -96,15 +95,9 @@ def run(path, taus):
         C, A2 = consistent(B, A, tau)
         variants += [(f"feature_{tau:g}", C, A), (f"graph_{tau:g}", C, A2)]
     for name, C, adj in variants:
-        ev = evaluate(At.astype(int), list(z["Y"]), adj.astype(int), [e @ C for e in ent])
-        rec = {"seed": seed, "family": family.group(1) if family else None, "variant": name,
-               "shd": int(ev["shd"]), "locr2": float(ev["locr2"]),
-               "dropped": int(A.sum() - adj.sum())}
-        if bij:
-            Bm = np.zeros_like(At, dtype=int)
-            Bm[np.ix_(pi, pi)] = adj
-            rec["shd_noise"] = int(shd(At, Bm))
-        out.append(rec)
+        out.append({"seed": seed, "family": family.group(1) if family else None,
+                    "variant": name, "dropped": int(A.sum() - adj.sum()),
+                    **score(z, At, pi, bij, adj, C)})
     return out
 
 

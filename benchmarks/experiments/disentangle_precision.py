@@ -403,17 +403,20 @@ def run(path, names):
             C, info = refine_disentangling(C0, S, n, A)
         else:
             C = VARIANTS[name](ctx)
-        lat = [e @ C for e in ent]
-        ev = evaluate(At.astype(int), list(z["Y"]), adj.astype(int), lat)
-        rec = {"seed": seed, "variant": name, "shd": int(ev["shd"]),
-               "locr2": float(ev["locr2"]), "same_as_noise": bool(bij and (np.asarray(
-                   ev["matching"]) == pi).all())}
-        if bij:
-            Bm = np.zeros_like(At, dtype=int)
-            Bm[np.ix_(pi, pi)] = adj
-            rec["shd_noise"] = int(shd(At, Bm))
-        recs.append(rec)
+        recs.append({"seed": seed, "variant": name, **score(z, At, pi, bij, adj, C)})
     return recs
+
+
+def score(z, At, pi, bij, adj, C):
+    """SHD and LocR² of the features ``ent @ C`` with graph ``adj``; SHD in the noise labels."""
+    ev = evaluate(At.astype(int), list(z["Y"]), adj.astype(int), [e @ C for e in z["ent"]])
+    rec = {"shd": int(ev["shd"]), "locr2": float(ev["locr2"]),
+           "same_as_noise": bool(bij and (np.asarray(ev["matching"]) == pi).all())}
+    if bij:
+        Bm = np.zeros_like(At, dtype=int)
+        Bm[np.ix_(pi, pi)] = adj
+        rec["shd_noise"] = int(shd(At, Bm))
+    return rec
 
 
 def main():
