@@ -1,0 +1,55 @@
+"""The zoo's rows are keyed by the estimator's resolved settings, so a change of defaults refits."""
+
+import json
+
+import zoo
+
+from creator_plugin import CREATOR
+
+
+def _row(params: dict, settings: str | None) -> dict:
+    row = {"d": 5, "params": json.dumps(params, sort_keys=True), "family": "paper", "seed": 0}
+    if settings is not None:
+        row["settings"] = settings
+    return row
+
+
+def test_settings_are_the_resolved_parameters_without_the_seed():
+    settings = json.loads(zoo.settings_of(5, {"prune_threshold": 0.3}))
+    expected = CREATOR(5, prune_threshold=0.3).get_params()
+    expected.pop("random_state")
+    assert settings == json.loads(json.dumps(expected, default=repr))
+    assert json.loads(zoo.settings_of(5))["disentangle"] == CREATOR(5).disentangle
+
+
+def test_rows_of_other_settings_are_not_current():
+    now = zoo.settings_of(5)
+    assert zoo.current(_row({}, now))
+    assert zoo.current(_row({}, now), "{}")
+    assert not zoo.current(_row({}, now), '{"polish": false}')
+    # a row from before settings were recorded, or fitted under other defaults
+    assert not zoo.current(_row({}, None))
+    earlier = json.loads(now)
+    earlier["disentangle"] = "subspace" if earlier["disentangle"] != "subspace" else "evidence"
+    assert not zoo.current(_row({}, json.dumps(earlier, sort_keys=True)))
+    # explicit parameters resolve to their own settings
+    assert zoo.current(_row({"polish": False}, zoo.settings_of(5, {"polish": False})))
+
+
+def test_run_refits_rows_of_earlier_settings(tmp_path, monkeypatch):
+    out = tmp_path / "rows.jsonl"
+    stale = {**_row({}, "{}"), "simulator": "package", "status": "ok", "shd": 9}
+    fresh = {**_row({}, zoo.settings_of(5)), "family": "heavy_tails", "simulator": "package",
+             "status": "ok", "shd": 0}
+    out.write_text(json.dumps(stale) + "\n" + json.dumps(fresh) + "\n")
+    fitted = []
+
+    def fake_fit(simulator, family, d, K, n, seed, params):
+        fitted.append((family, seed))
+        return {**_row(params, zoo.settings_of(d, params)), "family": family, "seed": seed}
+
+    monkeypatch.setattr(zoo, "fit_one", fake_fit)
+    zoo.main(["run", "--families", "paper,heavy_tails", "--first-seed", "0", "--seeds", "1",
+              "--out", str(out)])
+    assert fitted == [("paper", 0)]  # the stale row is refitted, the current one reused
+    assert len(out.read_text().splitlines()) == 3  # earlier rows stay in the file
