@@ -71,20 +71,27 @@ def _data(workload: str, seed: int):
     return sim.X, sim.adjacency, sim.Y, d
 
 
-def run(workloads: list[str], seeds: list[int], variants: list[tuple], out: Path) -> None:
+def sweep(workloads: list[str], seeds: list[int], variants: list[tuple], out: Path, *,
+          fields: tuple[str, ...], apply) -> None:
+    """Fit every (seed, workload) under every variant; one JSON line per fit.
+
+    A variant is a tuple of values, stored in a row under ``fields``;
+    ``apply(variant)`` sets the module constants it stands for. Rows already in
+    ``out`` are skipped.
+    """
     done = set()
     if out.exists():
-        done = {(r["workload"], r["seed"], r["max_iter"], r["tol"])
+        done = {(r["workload"], r["seed"], *(r[f] for f in fields))
                 for r in map(json.loads, out.read_text().splitlines())}
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as fh:
         for seed in seeds:
             for workload in workloads:
                 X, A, Y, d = _data(workload, seed)
-                for max_iter, tol in variants:
-                    if (workload, seed, max_iter, tol) in done:
+                for variant in variants:
+                    if (workload, seed, *variant) in done:
                         continue
-                    ordering.DESCENT_MAX_ITER, ordering.DESCENT_TOL = max_iter, tol
+                    apply(variant)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         start = time.process_time()
@@ -93,50 +100,55 @@ def run(workloads: list[str], seeds: list[int], variants: list[tuple], out: Path
                     m = evaluate(A, Y, model.adjacency_matrix_, model.latents_)
                     issues = (model.diagnostics_.get("quality") or {}).get("issues", [])
                     fh.write(json.dumps({
-                        "workload": workload, "seed": seed, "max_iter": max_iter, "tol": tol,
+                        "workload": workload, "seed": seed, **dict(zip(fields, variant)),
                         "cpu": cpu, "shd": int(m["shd"]), "correct_order": m["correct_order"],
                         "locr2": m["locr2"], "flagged": bool(issues),
                     }) + "\n")
                     fh.flush()
 
 
-def summary(path: Path) -> str:
-    """Per workload group and variant: mean SHD, correct order, changed fits, CPU ratio."""
+def sweep_summary(path: Path, *, fields: tuple[str, ...], old: tuple, order, label: str) -> str:
+    """Per workload group and variant: mean SHD, correct order, changed fits, CPU ratio.
+
+    ``order`` sorts the variants; a one-field variant is shown as its value.
+    """
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     groups = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         w = r["workload"]
         group = w.rsplit(":", 1)[0] if w.startswith("zoo:") else w
-        groups[group][(r["max_iter"], r["tol"])][(r["workload"], r["seed"])] = r
+        groups[group][tuple(r[f] for f in fields)][(r["workload"], r["seed"])] = r
     lines = ["| workload | variant | fits | mean SHD | correct order | flagged | fits whose SHD "
-             "changed | CPU, old rule / variant |", "|---|---|---|---|---|---|---|---|"]
+             f"changed | CPU, {label} / variant |", "|---|---|---|---|---|---|---|---|"]
     for group, by_variant in groups.items():
-        old = by_variant.get(OLD, {})
+        reference = by_variant.get(old, {})
         common = set.intersection(*(set(v) for v in by_variant.values()))
-        for variant in sorted(by_variant, key=lambda v: (-v[0], v[1])):
+        for variant in sorted(by_variant, key=order):
             fits = [by_variant[variant][k] for k in sorted(common)]
-            ref = [old[k] for k in sorted(common)] if old else fits
+            ref = [reference[k] for k in sorted(common)] if reference else fits
             changed = sum(a["shd"] != b["shd"] for a, b in zip(fits, ref))
             ratio = sum(b["cpu"] for b in ref) / sum(a["cpu"] for a in fits)
             # (rows of the first tuning runs carry no verdict)
             flagged = "-" if any(f["flagged"] is None for f in fits) else sum(
                 f["flagged"] for f in fits)
+            shown = variant[0] if len(variant) == 1 else variant
             lines.append(
-                f"| {group} | {variant} | {len(fits)} | {np.mean([f['shd'] for f in fits]):.3f} | "
+                f"| {group} | {shown} | {len(fits)} | {np.mean([f['shd'] for f in fits]):.3f} | "
                 f"{np.mean([f['correct_order'] for f in fits]):.2f} | "
                 f"{flagged} | {changed} | {ratio:.2f} |")
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sweep_cli(argv: list[str] | None, *, description: str, default_variants: list,
+              variants_help: str, parse, run, summary) -> None:
+    """``tune`` (tuning seeds 0-99 only), ``evaluate`` (seeds 10000 on) and ``summary``."""
+    parser = argparse.ArgumentParser(description=description)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("tune", "evaluate"):
         p = sub.add_parser(name)
         p.add_argument("--workloads", default=",".join(f"zoo:package:{f}" for f in BAR_FAMILIES))
         p.add_argument("--seeds", required=True, help="'0-19'")
-        p.add_argument("--variants", default=json.dumps([OLD, FROZEN]),
-                       help="JSON list of [max_iter, tol]")
+        p.add_argument("--variants", default=json.dumps(default_variants), help=variants_help)
         p.add_argument("--out", required=True)
     s = sub.add_parser("summary")
     s.add_argument("rows")
@@ -149,8 +161,31 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("tune reads tuning seeds only (0-99)")
     if args.command == "evaluate" and min(seeds) < 10000:
         parser.error("evaluate reads evaluation seeds only (10000 on)")
-    variants = [tuple(v) for v in json.loads(args.variants)]
-    run(args.workloads.split(","), seeds, variants, Path(args.out))
+    run(args.workloads.split(","), seeds, [parse(v) for v in json.loads(args.variants)],
+        Path(args.out))
+
+
+FIELDS = ("max_iter", "tol")
+
+
+def _apply(variant: tuple) -> None:
+    ordering.DESCENT_MAX_ITER, ordering.DESCENT_TOL = variant
+
+
+def run(workloads: list[str], seeds: list[int], variants: list[tuple], out: Path) -> None:
+    sweep(workloads, seeds, variants, out, fields=FIELDS, apply=_apply)
+
+
+def summary(path: Path) -> str:
+    """Per workload group and variant: mean SHD, correct order, changed fits, CPU ratio."""
+    return sweep_summary(path, fields=FIELDS, old=OLD, order=lambda v: (-v[0], v[1]),
+                         label="old rule")
+
+
+def main(argv: list[str] | None = None) -> None:
+    sweep_cli(argv, description=__doc__.splitlines()[0], default_variants=[OLD, FROZEN],
+              variants_help="JSON list of [max_iter, tol]", parse=tuple, run=run,
+              summary=summary)
 
 
 if __name__ == "__main__":
