@@ -38,20 +38,25 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import disentangle_precision as dp  # noqa: E402
 
-from creator_plugin.disentangle import surrounded_sets  # noqa: E402
+from creator_plugin.disentangle import (  # noqa: E402
+    _unit_rows,
+    subspace_residuals,
+    surrounded_sets,
+)
+
+
+def _rows_and_rss(B, bases):
+    """Per node the unit rows ``U_j`` and their residual sum of squares outside ``V_j``."""
+    K, d, _ = B.shape
+    return [_unit_rows(B, j) for j in range(d)], list(K * subspace_residuals(B, bases))
 
 
 def c_direction(B, A, how):
     K, d, _ = B.shape
     bases = dp.bases_default(B, A)
     sur = surrounded_sets(A)
-    units, rss, dims = [], [], []
-    for j in range(d):
-        U = B[:, j, :] / np.linalg.norm(B[:, j, :], axis=1, keepdims=True)
-        V = bases[j]
-        units.append(U)
-        rss.append(float(np.sum((U - U @ V @ V.T) ** 2)))
-        dims.append(V.shape[1])
+    units, rss = _rows_and_rss(B, bases)
+    dims = [V.shape[1] for V in bases]
     C = np.zeros((d, d))
     eye = np.eye(d)
     for i in range(d):
@@ -105,12 +110,7 @@ def c_jackknife(B, A, how):
     K, d, _ = B.shape
     bases = dp.bases_default(B, A)
     sur = surrounded_sets(A)
-    units, rss = [], []
-    for j in range(d):
-        U = B[:, j, :] / np.linalg.norm(B[:, j, :], axis=1, keepdims=True)
-        V = bases[j]
-        units.append(U)
-        rss.append(float(np.sum((U - U @ V @ V.T) ** 2)))
+    units, rss = _rows_and_rss(B, bases)
     loo = {}
 
     def loo_proj(j):
