@@ -60,8 +60,7 @@ JOINT_GTOL = 1e-7
 #: The optimum is flat: 1e-5 ends the ascent in fewer evaluations than 1e-6
 #: (124 against 174 in a d = 20 fit) and changed no SHD and no verdict of the
 #: simulated fits it was chosen on (263) nor of those it was checked on
-#: afterwards (690; d = 5 to 20, benchmarks/LOG.md, "The polish's gradient
-#: tolerance").
+#: afterwards (690; d = 5 to 20; the documentation's speed and scale page).
 POLISH_GTOL = 1e-5
 
 #: Iterations of :func:`consistency_descent` in :func:`topological_ordering`.
