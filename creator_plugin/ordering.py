@@ -6,7 +6,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import integrate, linalg, optimize, stats
+from scipy import integrate, linalg, stats
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
@@ -473,7 +473,7 @@ def joint_direction(
     else:
         basis = np.eye(d)
     # Projections are formed as R_k @ (basis @ v): storing R_k @ basis would
-    # copy n x d per environment. SciPy's optimiser leaves reference cycles
+    # copy n x d per environment. An optimiser can leave reference cycles
     # that keep the closure alive until the next garbage collection, so it
     # sees the data through a list emptied after the ascent.
     data = list(R_list)
@@ -518,10 +518,7 @@ def joint_direction(
         return value / scale, grad / scale
 
     with np.errstate(all="ignore"):
-        res = optimize.minimize(
-            scaled, v0, jac=True, method="BFGS",
-            options={"maxiter": max_iter, "gtol": JOINT_GTOL},
-        )
+        res = minimize_bfgs(scaled, v0, gtol=JOINT_GTOL, maxiter=max_iter)
     data.clear()
     v = res.x
     if not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
@@ -544,13 +541,36 @@ def joint_direction(
 STACK_ELEMENTS = 2**16
 
 
-def _stack_rows(R_list: list[np.ndarray]) -> tuple | None:
+class _Stacked(tuple):
+    """``(R_all, starts, sizes)``, with scratch arrays for the contrasts' elementwise terms.
+
+    A contrast evaluated many times over the same rows writes its
+    temporaries into the same arrays (:func:`_contrast_sums_stacked`):
+    arrays of this size allocated and freed at every evaluation make the C
+    allocator return memory to the system and map it again, and those page
+    faults cost as much as the arithmetic.
+    """
+
+    def __new__(cls, R_all: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
+        self = super().__new__(cls, (R_all, starts, sizes))
+        self.scratch = {}
+        return self
+
+    def buffers(self, columns: int, count: int) -> list[np.ndarray]:
+        """``count`` arrays of shape ``(rows, columns)``, the same ones at every call."""
+        key = (columns, count)
+        if key not in self.scratch:
+            self.scratch[key] = [np.empty((self[0].shape[0], columns)) for _ in range(count)]
+        return self.scratch[key]
+
+
+def _stack_rows(R_list: list[np.ndarray]) -> _Stacked | None:
     """``(R_all, starts, sizes)``: the environments' rows in one array, or None when large."""
     sizes = np.array([R.shape[0] for R in R_list])
     if int(sizes.sum()) * R_list[0].shape[1] > STACK_ELEMENTS or np.any(sizes == 0):
         return None
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return np.concatenate(R_list), starts, sizes
+    return _Stacked(np.concatenate(R_list), starts, sizes)
 
 
 def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray):
@@ -657,26 +677,39 @@ def _contrast_sums(X: np.ndarray, M: np.ndarray) -> tuple:
     return log_cosh, skew, tanh_x, odd_x
 
 
-def _contrast_terms(Z: np.ndarray) -> tuple:
+def _contrast_terms(Z: np.ndarray, out: list[np.ndarray] | None = None) -> tuple:
     """Elementwise terms of the polish's contrast and its gradient.
 
-    ``log(2 cosh Z)``, ``Z exp(-Z^2 / 2)``, ``tanh Z`` and ``(1 - Z^2) exp(-Z^2 / 2)``.
+    ``log(2 cosh Z)``, ``Z exp(-Z^2 / 2)``, ``tanh Z`` and ``(1 - Z^2) exp(-Z^2 / 2)``,
+    written into the five arrays ``out`` (shaped like ``Z``) when given.
     """
-    a = np.abs(Z)
-    e = np.exp(-2.0 * a)
-    Z2 = Z**2
-    E = np.exp(-0.5 * Z2)
-    return a + np.log1p(e), Z * E, _tanh_from(e, Z), (1.0 - Z2) * E
+    b0, b1, b2, b3, b4 = out if out is not None else [np.empty_like(Z) for _ in range(5)]
+    a = np.abs(Z, out=b0)
+    e = np.exp(np.multiply(a, -2.0, out=b1), out=b1)
+    lc = np.add(a, np.log1p(e, out=b2), out=b2)
+    # tanh Z as _tanh_from(e, Z) computes it, in place.
+    th = np.subtract(1.0, e, out=b0)
+    np.divide(th, np.add(e, 1.0, out=b1), out=th)
+    np.copysign(th, Z, out=th)
+    Z2 = np.square(Z, out=b1)
+    E = np.exp(np.multiply(Z2, -0.5, out=b3), out=b3)
+    ZE = np.multiply(Z, E, out=b4)
+    odd = np.multiply(np.subtract(1.0, Z2, out=b1), E, out=b1)
+    return lc, ZE, th, odd
 
 
 def _contrast_sums_stacked(stacked: tuple, Ms: list[np.ndarray]) -> list[tuple]:
     """:func:`_contrast_sums` of every environment, the elementwise work done once over all rows."""
     X_all, starts, sizes = stacked
     spans = [slice(s, s + m) for s, m in zip(starts, sizes)]
-    Z = np.empty((X_all.shape[0], Ms[0].shape[1]))
+    columns = Ms[0].shape[1]
+    if isinstance(stacked, _Stacked):
+        Z, *out = stacked.buffers(columns, 6)
+    else:
+        Z, out = np.empty((X_all.shape[0], columns)), None
     for rows, M in zip(spans, Ms):
         np.matmul(X_all[rows], M, out=Z[rows])
-    lc, ZE, th, odd = _contrast_terms(Z)
+    lc, ZE, th, odd = _contrast_terms(Z, out)
     return [(lc[r].sum(axis=0), ZE[r].sum(axis=0), th[r].T @ X_all[r], odd[r].T @ X_all[r])
             for r in spans]
 

@@ -1,4 +1,4 @@
-"""The polish's BFGS with the rank-two inverse-Hessian update against SciPy's BFGS."""
+"""The ascents' BFGS loop against SciPy's BFGS: its steps to the bit, and in rank-two form."""
 
 import numpy as np
 import pytest
@@ -87,28 +87,42 @@ def test_exceptions_of_the_function_propagate(monkeypatch):
         bfgs.minimize_bfgs(fun, np.zeros(2), gtol=1e-6, maxiter=50)
 
 
-@pytest.mark.parametrize("d, own", [(4, False), (16, True)])
-def test_polish_uses_the_rank_two_loop_from_the_size_threshold(monkeypatch, d, own):
-    # The polish optimises d^2 numbers: SciPy's BFGS below RANK_TWO_MIN_SIZE
-    # (small fits keep its rounding), the own loop from it on.
-    from creator_plugin.ordering import polish_directions
+@pytest.mark.parametrize("n", [3, 12, 40])
+def test_below_the_size_threshold_it_takes_scipys_steps_to_the_bit(n):
+    # Below RANK_TWO_MIN_SIZE the own loop applies SciPy's update in SciPy's
+    # form: the same iterates, evaluations and inverse Hessian, bit for bit.
+    x0 = np.random.default_rng(n).uniform(-1.5, 1.5, n)
+    for options in ({"gtol": 1e-6, "maxiter": 5000}, {"gtol": 1e-12, "maxiter": 7}):
+        ref = _scipy(_rosenbrock, x0, **options)
+        own = bfgs.minimize_bfgs(_rosenbrock, x0, **options)
+        np.testing.assert_array_equal(own.x, ref.x)
+        np.testing.assert_array_equal(own.hess_inv, ref.hess_inv)
+        assert (own.fun, own.nit, own.nfev, own.status) == (ref.fun, ref.nit, ref.nfev, ref.status)
+    H0 = np.diag(np.linspace(0.5, 2.0, n))
+    ref = _scipy(_rosenbrock, x0, gtol=1e-6, maxiter=5000, hess_inv0=H0)
+    own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-6, maxiter=5000, hess_inv0=H0)
+    np.testing.assert_array_equal(own.x, ref.x)
 
-    calls = []
-    real = bfgs.optimize.minimize
 
-    def counted(*args, **kwargs):
-        calls.append(kwargs.get("method"))
-        return real(*args, **kwargs)
+@pytest.mark.parametrize("d", [4, 16])
+def test_the_ascents_run_the_own_loop(monkeypatch, d):
+    # The polish and the joint re-estimation of a direction never go through
+    # SciPy's minimize (its wrappers cost a tenth of a small fit).
+    from creator_plugin import ordering
 
-    monkeypatch.setattr(bfgs.optimize, "minimize", counted)
+    def refused(*args, **kwargs):
+        raise AssertionError("scipy.optimize.minimize called")
+
+    monkeypatch.setattr(bfgs.optimize, "minimize", refused)
     rng = np.random.default_rng(d)
     X_red = [rng.laplace(size=(400, d)) @ rng.normal(size=(d, d)) for _ in range(2)]
     X_red = [x - x.mean(axis=0) for x in X_red]
     start = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    out, info = polish_directions(X_red, start, max_iter=20)
-    assert (calls == []) is own
+    out, info = ordering.polish_directions(X_red, start, max_iter=20)
     assert info["evaluations"] >= 2 and info["contrast"] >= info["contrast_start"]
     np.testing.assert_allclose(np.linalg.norm(out, axis=0), 1.0)
+    w, corr2 = ordering.joint_direction(X_red, start[:, 0], np.zeros((d, 0)))
+    assert np.linalg.norm(w) == pytest.approx(1.0) and 0.0 <= corr2 <= 1.0 + 1e-12
 
 
 def test_without_scipys_line_search_it_is_scipys_bfgs(monkeypatch):

@@ -78,6 +78,29 @@ def test_stacked_contrast_sums_equal_the_per_environment_pass():
             np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
 
 
+def test_contrast_terms_in_scratch_arrays_are_the_allocating_ones_to_the_bit():
+    # The in-place form must round exactly like the expressions it replaces,
+    # and re-used scratch arrays must not leak one evaluation into the next.
+    rng = np.random.default_rng(5)
+    Z = rng.laplace(size=(200, 3)) * 3
+    a = np.abs(Z)
+    e = np.exp(-2.0 * a)
+    E = np.exp(-0.5 * Z**2)
+    plain = (a + np.log1p(e), Z * E, _tanh_from(e, Z), (1.0 - Z**2) * E)
+    out = [np.full_like(Z, np.nan) for _ in range(5)]
+    for got, want in zip(ordering._contrast_terms(Z, out), plain):
+        np.testing.assert_array_equal(got, want)
+    X = [rng.laplace(size=(n, 3)) for n in (90, 60)]
+    stacked = _stack_rows(X)
+    M1, M2 = rng.normal(size=(2, 3, 3))
+    _contrast_sums_stacked(stacked, [M1, M1])
+    again = _contrast_sums_stacked(stacked, [M2, M1])
+    fresh = _contrast_sums_stacked(_stack_rows(X), [M2, M1])
+    for env_again, env_fresh in zip(again, fresh):
+        for a_, b_ in zip(env_again, env_fresh):
+            np.testing.assert_array_equal(a_, b_)
+
+
 def test_ordered_contrast_is_the_same_stacked_or_not():
     rng = np.random.default_rng(3)
     X = [rng.laplace(size=(n, 3)) @ rng.normal(size=(3, 3)) for n in (400, 250)]

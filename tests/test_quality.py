@@ -294,11 +294,20 @@ def test_quality_resamples_is_validated_and_needs_in_memory_arrays():
 @pytest.mark.parametrize(("n", "d"), [(40, 3), (50, 4), (300, 7)])
 def test_cumulant_statistic_pairwise_form_equals_the_tensor_form(n, d):
     """The two ways of computing the cumulant tensors' norms agree (d^3 > n takes the pairs)."""
-    from creator_plugin.quality import _tensor_norms, _tensor_norms_pairwise, _whiten
+    from creator_plugin.quality import (
+        _tensor_norms, _tensor_norms_pairwise, _whiten, _whiten_transposed,
+    )
 
     rng = np.random.default_rng(n + d)
-    Z = _whiten(rng.laplace(size=(2, n, d)) @ rng.standard_normal((d, d)))
-    c3, m4 = _tensor_norms(Z)
+    Y = rng.laplace(size=(2, n, d)) @ rng.standard_normal((d, d))
+    Z = _whiten(Y)
+    np.testing.assert_allclose(_whiten_transposed(Y), np.swapaxes(Z, -1, -2), atol=1e-12)
+    c3, m4 = _tensor_norms(np.swapaxes(Z, -1, -2))
+    # The definitions: squared Frobenius norms of the full moment tensors.
+    full3 = np.einsum("bri,brj,brk->bijk", Z, Z, Z) / n
+    full4 = np.einsum("bri,brj,brk,brl->bijkl", Z, Z, Z, Z) / n
+    np.testing.assert_allclose(c3, np.sum(full3**2, axis=(1, 2, 3)), rtol=1e-10)
+    np.testing.assert_allclose(m4, np.sum(full4**2, axis=(1, 2, 3, 4)), rtol=1e-10)
     pc3, pm4 = _tensor_norms_pairwise(Z)
     np.testing.assert_allclose(pc3, c3, rtol=1e-10)
     np.testing.assert_allclose(pm4, m4, rtol=1e-10)
@@ -332,3 +341,16 @@ def test_homogeneity_test_equals_its_definition_in_any_row_blocks(monkeypatch, b
     assert res["scale"] == pytest.approx(scale, rel=1e-12)
     assert res["df"] == pytest.approx(df, rel=1e-12)
     assert res["p_value"] == pytest.approx(stats.chi2.sf(statistic / scale, df), rel=1e-9)
+
+
+@pytest.mark.parametrize("elements", [2**16, 700, 1])
+def test_gaussian_reference_in_batches_is_one_draw_of_all_data_sets(monkeypatch, elements):
+    # Batches of any size (one data set at a time included) read the generator
+    # in the order of one draw of every data set, so the reference is the same.
+    from creator_plugin import quality
+
+    monkeypatch.setattr(quality, "_REFERENCE_ELEMENTS", elements)
+    batched = quality._gaussian_reference(np.random.default_rng(3), 11, 60, 3)
+    whole = quality.cumulant_statistic(np.random.default_rng(3).standard_normal((11, 60, 3)))
+    assert batched.shape == (11,)
+    np.testing.assert_allclose(batched, whole, rtol=1e-12)
