@@ -49,6 +49,10 @@ _RANK_TOL = 1e-10
 # Smallest uniqueness (noise share of a standardised column) the factor fit
 # may use; 5 % measurement noise is a uniqueness of 0.0025.
 _MIN_UNIQUENESS = 1e-8
+#: L-BFGS-B's stopping rules in the factor fit (relative decrease of the
+#: discrepancy, largest projected gradient). A gradient tolerance of 1e-5
+#: saves a sixth of the evaluations but moved a p-value by 0.012.
+FACTOR_FTOL, FACTOR_GTOL = 1e-12, 1e-7
 #: Columns :func:`n_latent_evidence` tests at most (a seeded random subset
 #: beyond): the tests' cost is cubic in the columns, their power saturates
 #: long before (a k-factor model has k * m loadings to fit on m columns).
@@ -377,7 +381,7 @@ def _factor_discrepancy(S: np.ndarray, k: int) -> float:
     start = np.clip(np.log((1.0 - 0.5 * k / p) / np.diag(np.linalg.inv(S))), lo, 0.0)
     res = optimize.minimize(
         objective, start, jac=True, method="L-BFGS-B", bounds=[(lo, 0.0)] * p,
-        options={"maxiter": 1000, "ftol": 1e-12, "gtol": 1e-7},
+        options={"maxiter": 1000, "ftol": FACTOR_FTOL, "gtol": FACTOR_GTOL},
     )
     return float(res.fun)
 

@@ -295,7 +295,10 @@ def test_quality_resamples_is_validated_and_needs_in_memory_arrays():
 def test_cumulant_statistic_pairwise_form_equals_the_tensor_form(n, d):
     """The two ways of computing the cumulant tensors' norms agree (d^3 > n takes the pairs)."""
     from creator_plugin.quality import (
-        _tensor_norms, _tensor_norms_pairwise, _whiten, _whiten_transposed,
+        _tensor_norms,
+        _tensor_norms_pairwise,
+        _whiten,
+        _whiten_transposed,
     )
 
     rng = np.random.default_rng(n + d)

@@ -1,0 +1,122 @@
+"""The verdict's order-check signals across d, for choosing a level that depends on d.
+
+One row per default fit (JSON lines): SHD, correct order, the calibrated ICA
+disagreement (``checks["ica_agreement"]["calibrated"]``), the worst latent
+condition number, the weak ordering steps and the issues raised. ``summary``
+prints, per simulator and d, quantiles of the calibrated disagreement of fits
+with SHD <= 1 and with SHD >= 2, and the flagged shares at a list of levels.
+
+Usage::
+
+    python benchmarks/experiments/agreement_level_d.py run --simulator package \\
+        --ds 5,7,10 --first-seed 0 --seeds 20 \\
+        --out benchmarks/results/agreement_level/tuning_package.jsonl
+    python benchmarks/experiments/agreement_level_d.py summary \\
+        benchmarks/results/agreement_level/tuning_*.jsonl
+
+Seeds 0-99 are the zoo's tuning seeds; n = 1000 per environment below d = 10
+and 2000 at d >= 10 (the cells of the accuracy bars), K = d.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from creator_plugin import CREATOR
+from creator_plugin.benchmark.scoring import score
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from zoo import BAR_FAMILIES, data_of  # noqa: E402
+
+
+def fit_row(simulator: str, family: str, d: int, seed: int) -> dict:
+    n = 2000 if d >= 10 else 1000
+    X, A, Y = data_of(simulator, family, d, d, n, seed)
+    row = {"simulator": simulator, "family": family, "d": d, "n": n, "seed": seed}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = CREATOR(d, random_state=seed).fit(X)
+        except ValueError as exc:  # a refused data set is a result
+            return {**row, "status": "failed", "error": str(exc)}
+    s = score(A, Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
+    quality = model.diagnostics_["quality"]
+    checks = quality["checks"]
+    cond = checks["conditioning"]
+    return {
+        **row, "status": "ok", "shd": int(s["shd"]), "correct_order": bool(s["correct_order"]),
+        "cal": checks["ica_agreement"]["calibrated"],
+        "cond": cond["condition_numbers"][cond["worst_environment"]],
+        "weak": checks["weak_ordering_steps"],
+        "issues": sorted({i["kind"] for i in quality["issues"]}),
+    }
+
+
+def run(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    families = args.families.split(",") if args.families else list(BAR_FAMILIES)
+    done = set()
+    if out.exists():  # resume: rows already written are kept
+        done = {(r["family"], r["d"], r["seed"])
+                for r in map(json.loads, out.read_text().splitlines())}
+    with out.open("a") as fh:
+        for d in [int(x) for x in args.ds.split(",")]:
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                for family in families:
+                    if (family, d, seed) in done:
+                        continue
+                    fh.write(json.dumps(fit_row(args.simulator, family, d, seed)) + "\n")
+                    fh.flush()
+
+
+def summary(paths: list[str], levels: list[float]) -> None:
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    failed = [r for r in rows if r.get("status") == "failed"]
+    rows = [r for r in rows if r.get("status", "ok") == "ok"]
+    print(f"{len(failed)} refused data sets: " + "; ".join(
+        f"{r['simulator']} {r['family']} d={r['d']} seed {r['seed']}" for r in failed))
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["simulator"], r["d"]), []).append(r)
+    header = " | ".join(f"flagged right / wrong at {lv:g}" for lv in levels)
+    print("| simulator | d | fits | right (SHD <= 1): median, 90 %, 95 % of cal "
+          f"| wrong (SHD >= 2): n, median cal | {header} |")
+    for (sim, d), rs in sorted(groups.items()):
+        right = np.array([r["cal"] for r in rs if r["shd"] <= 1])
+        wrong = np.array([r["cal"] for r in rs if r["shd"] >= 2])
+        q = np.quantile(right, [0.5, 0.9, 0.95]) if right.size else [np.nan] * 3
+        cells = [f"{np.mean(right >= lv):.0%} / "
+                 f"{np.mean(wrong >= lv) if wrong.size else np.nan:.0%}" for lv in levels]
+        print(f"| {sim} | {d} | {len(rs)} | {q[0]:.2f}, {q[1]:.2f}, {q[2]:.2f} | {wrong.size}, "
+              f"{np.median(wrong) if wrong.size else np.nan:.2f} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--simulator", choices=["package", "independent"], required=True)
+    r.add_argument("--families", default=None)
+    r.add_argument("--ds", default="5,7,10")
+    r.add_argument("--first-seed", type=int, default=0)
+    r.add_argument("--seeds", type=int, default=20)
+    r.add_argument("--out", required=True)
+    s = sub.add_parser("summary")
+    s.add_argument("paths", nargs="+")
+    s.add_argument("--levels", default="4.5,6,8,10,12")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args)
+    else:
+        summary(args.paths, [float(x) for x in args.levels.split(",")])
+
+
+if __name__ == "__main__":
+    main()
