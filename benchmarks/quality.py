@@ -31,7 +31,7 @@ from joblib import Parallel, delayed
 
 from creator_plugin import metrics
 from creator_plugin.estimator import CREATOR, WeakEvidenceWarning
-from creator_plugin.quality import THOROUGH_DISAGREEMENT_LEVEL, assess_fit
+from creator_plugin.quality import assess_fit, order_levels
 from creator_plugin.simulation import simulate
 from creator_plugin.stability import resample_stability
 
@@ -102,7 +102,7 @@ def _one(cell: dict, seed: int, n: int, levels: dict, resamples: int) -> dict:
         random_state=seed,
     ) if resamples else None
     if resamples:
-        levels = {"disagreement_level": THOROUGH_DISAGREEMENT_LEVEL, **levels}
+        levels = {"disagreement_level": order_levels(cell["d"], thorough=True)[0], **levels}
     verdict = assess_fit(
         model.latents_, X=X, ordering_steps=model.diagnostics_["ordering"],
         stability=stability, random_state=seed, **levels,

@@ -47,7 +47,7 @@ from .pruning import (
     prune,
     standardised_coefficients,
 )
-from .quality import ISSUE_KINDS, THOROUGH_DISAGREEMENT_LEVEL, assess_fit
+from .quality import ISSUE_KINDS, assess_fit, order_levels
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -411,8 +411,8 @@ def _verdict_stage(X_list, latents, adjacency, order, config: FitConfig, thresho
         latents, X=X_list if config.check_n_latent else None,
         ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
         weak_evidence_level=config.weak_evidence_level, stability=stability, random_state=rng,
-        **({"disagreement_level": THOROUGH_DISAGREEMENT_LEVEL} if config.quality_resamples
-           else {}),
+        **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
+           if config.quality_resamples else {}),
     )
 
 

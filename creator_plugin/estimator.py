@@ -217,6 +217,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         edge per latent or more on average
         (:func:`creator_plugin.stability.resample_stability`), and use the
         lower level :data:`creator_plugin.quality.THOROUGH_DISAGREEMENT_LEVEL`
+        (up to five latents; see :func:`creator_plugin.quality.order_levels`)
         in the ICA-agreement check. It catches most of the wrong fits the
         cheap verdict misses (a near-tie in the order, imprecise features),
         at the cost of ``quality_resamples`` more fits and more false alarms

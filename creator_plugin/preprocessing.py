@@ -222,7 +222,10 @@ def reduce_environments(
         if ev[0] <= 1e-12 * ev[-1]:
             raise ValueError(
                 f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
-                "subspace: some latent direction does not vary in that environment."
+                "subspace: some latent direction does not vary in that environment, or "
+                "the environments' scales differ by so many orders of magnitude that "
+                f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
+                f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
             )
     keep = np.setdiff1d(np.arange(p), ignored)
     if keep.size <= d:

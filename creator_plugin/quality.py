@@ -602,6 +602,45 @@ def latent_conditioning(latents: list[np.ndarray]) -> dict:
 #: (docs/results/verdict.md).
 THOROUGH_DISAGREEMENT_LEVEL = 3.0
 
+#: Beyond :data:`LEVELS_GROW_FROM` latents the order check's levels grow:
+#: the calibrated disagreement's by :data:`DISAGREEMENT_LEVEL_PER_LATENT` and
+#: the condition number's by the factor :data:`CONDITION_LEVEL_FACTOR` per
+#: latent. Both statistics grow with d on right fits (the disagreement is
+#: calibrated to FastICA's own error, and the fit's error, which adds to it,
+#: grows with the number of ordering steps; chains of edges make the latents'
+#: correlation matrices ill conditioned), so fixed levels chosen at d = 5
+#: flagged about half of the right fits at d = 10. The rule was chosen on
+#: simulated data set aside for choosing it (docs/results/verdict.md).
+LEVELS_GROW_FROM = 5
+DISAGREEMENT_LEVEL_PER_LATENT = 1.0
+CONDITION_LEVEL_FACTOR = 4.0
+
+
+def order_levels(d: int, *, thorough: bool = False) -> tuple[float, float]:
+    """The order check's default levels for ``d`` latents.
+
+    Parameters
+    ----------
+    d : int
+        Number of latents.
+    thorough : bool, default=False
+        The thorough verdict's disagreement level (the one used with the
+        resampling check) instead of the default verdict's.
+
+    Returns
+    -------
+    disagreement_level : float
+        4.5 (3.0 thorough) up to :data:`LEVELS_GROW_FROM` latents, plus
+        :data:`DISAGREEMENT_LEVEL_PER_LATENT` per latent beyond.
+    condition_level : float
+        1e6 up to :data:`LEVELS_GROW_FROM` latents, times
+        :data:`CONDITION_LEVEL_FACTOR` per latent beyond.
+    """
+    beyond = max(0, int(d) - LEVELS_GROW_FROM)
+    base = THOROUGH_DISAGREEMENT_LEVEL if thorough else 4.5
+    return (base + DISAGREEMENT_LEVEL_PER_LATENT * beyond,
+            1e6 * CONDITION_LEVEL_FACTOR**beyond)
+
 #: The kinds of issue a verdict can name, with their plain-language titles.
 ISSUE_KINDS = {
     "not_identifiable": "not identifiable (Gaussian or near-Gaussian noise)",
@@ -677,8 +716,8 @@ def assess_fit(
     X=None,
     ordering_steps: list[dict] | None = None,
     alpha: float = 0.01,
-    disagreement_level: float = 4.5,
-    condition_level: float = 10**6,
+    disagreement_level: float | None = None,
+    condition_level: float | None = None,
     weak_evidence_level: float = 0.1,
     stability: dict | None = None,
     instability_level: float = 0.5,
@@ -721,8 +760,11 @@ def assess_fit(
         0..K scale of the ``"ica_consistency"`` scorer).
     alpha : float, default=0.01
         Level of the Gaussianity, homogeneity and factor-model tests.
-    disagreement_level, condition_level, weak_evidence_level : float
-        Levels of the order check.
+    disagreement_level, condition_level : float or None, default=None
+        Levels of the order check; None takes :func:`order_levels` of the
+        latents' number (4.5 and 1e6 up to five latents, growing beyond).
+    weak_evidence_level : float, default=0.1
+        Level of the order check's ordering steps.
     stability : dict, optional
         The result of :func:`creator_plugin.stability.resample_stability`
         for this fit.
@@ -738,6 +780,11 @@ def assess_fit(
     """
     rng = np.random.default_rng(random_state)
     K, d = len(latents), latents[0].shape[1]
+    default_disagreement, default_condition = order_levels(d)
+    if disagreement_level is None:
+        disagreement_level = default_disagreement
+    if condition_level is None:
+        condition_level = default_condition
     issues, checks = [], {}
     checks["levels"] = {
         "alpha": alpha, "disagreement_level": disagreement_level,

@@ -182,3 +182,18 @@ def test_exactly_collinear_columns_are_refused_on_both_routes(sim3_square, p_fir
         X = [np.tile(x[:20], (1, 30)) for x in X]  # p = 90 > N = 80
     with pytest.raises(ValueError, match="rank deficient: the pooled data spans only 2"):
         reduce_environments(X, 3)
+
+
+def test_an_environment_lost_to_the_others_scales_is_refused_with_both_causes():
+    """Every environment has full rank, but one varies 10^7 times more along a
+    latent: the other's covariance in the pooled coordinates is beyond double
+    precision, and the message names both possible causes and the condition."""
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(3, 3))
+    loud = rng.laplace(size=(500, 3))
+    loud[:, 0] *= 1e7
+    X = [rng.laplace(size=(500, 3)) @ H.T, loud @ H.T]
+    assert all(np.linalg.matrix_rank(x) == 3 for x in X)
+    with pytest.raises(ValueError, match=r"X_list\[0\] is rank deficient.*scales differ.*"
+                                         r"condition number of \d"):
+        reduce_environments(X, 3)

@@ -88,6 +88,37 @@ def test_nearly_collinear_latents_are_flagged():
     assert any("nearly collinear" in i.message for i in verdict.issues)
 
 
+def test_order_levels_grow_beyond_five_latents():
+    from creator_plugin.quality import order_levels
+
+    for d in (1, 3, 5):
+        assert order_levels(d) == (4.5, 1e6)
+        assert order_levels(d, thorough=True) == (3.0, 1e6)
+    assert order_levels(7) == (6.5, 1.6e7)
+    assert order_levels(10) == (9.5, 1e6 * 4**5)
+    assert order_levels(10, thorough=True)[0] == 8.0
+
+
+def test_the_verdict_uses_the_levels_of_its_number_of_latents():
+    # Seven collinear-ish latents: a condition number between the level at
+    # d = 5 (1e6) and the one at d = 7 (1.6e7) flags only under a fixed 1e6.
+    rng = np.random.default_rng(1)
+    latents = []
+    for _ in range(3):
+        y = rng.laplace(size=(1000, 7))
+        y[:, 6] += 600.0 * y[:, 0]
+        latents.append(y)
+    cond = max(latent_conditioning(latents)["condition_numbers"])
+    assert 1e6 <= cond < 1.6e7
+    verdict = assess_fit(latents, random_state=0)
+    assert verdict.checks["levels"]["condition_level"] == 1.6e7
+    assert verdict.checks["levels"]["disagreement_level"] == 6.5
+    assert not any("nearly collinear" in i.message for i in verdict.issues)
+    fixed = assess_fit(latents, condition_level=1e6, random_state=0)
+    assert fixed.checks["levels"]["condition_level"] == 1e6
+    assert any("nearly collinear" in i.message for i in fixed.issues)
+
+
 def test_weak_ordering_steps_are_flagged():
     sim = simulate(2, 2, 1000, random_state=0)
     latents = _true_latents_in_order(sim)
