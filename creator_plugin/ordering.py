@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, linalg, stats
+from scipy.linalg import lapack
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
@@ -174,9 +176,33 @@ def ica_directions(
     return dirs, converged
 
 
+@functools.cache
+def _syevr_work(m: int) -> tuple[int, int]:
+    """LAPACK's workspace sizes for ``dsyevr`` on an ``m x m`` matrix (as ``linalg.eigh`` asks)."""
+    lwork, liwork, info = lapack.dsyevr_lwork(n=m, lower=1)
+    if info:  # pragma: no cover - LAPACK's workspace query does not fail
+        raise np.linalg.LinAlgError(f"dsyevr_lwork failed (info={info})")
+    return int(lwork), int(liwork)
+
+
+def _eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.linalg.eigh(A)`` for a small symmetric float matrix, without its checks.
+
+    The same LAPACK call with the same workspace (``dsyevr``, the lower
+    triangle), so the same numbers to the last bit; ``linalg.eigh``'s input
+    checks and workspace query cost three times the decomposition of the
+    ``m x m`` matrices FastICA decorrelates at every iteration.
+    """
+    lwork, liwork = _syevr_work(A.shape[0])
+    w, v, _, _, info = lapack.dsyevr(A, compute_v=1, lower=1, lwork=lwork, liwork=liwork)
+    if info:
+        raise np.linalg.LinAlgError(f"the eigenvalue decomposition failed (dsyevr info={info})")
+    return w, v
+
+
 def _sym_decorrelation(W: np.ndarray) -> np.ndarray:
     """``(W W^T)^{-1/2} W``, computed as scikit-learn's FastICA does."""
-    s, u = linalg.eigh(W @ W.T)
+    s, u = _eigh(W @ W.T)
     s = np.clip(s, a_min=np.finfo(W.dtype).tiny, a_max=None)
     return np.linalg.multi_dot([u * (1.0 / np.sqrt(s)), u.T, W])
 

@@ -149,3 +149,18 @@ def test_joint_direction_is_the_same_stacked_or_not(monkeypatch):
     # and it found the source the start was near
     target = np.linalg.inv(mix)[:, 0]
     assert abs(stacked[0] @ target) / np.linalg.norm(target) > 0.99
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 17, 40])
+def test_the_direct_eigh_is_scipys_to_the_bit(m):
+    # FastICA's decorrelation calls LAPACK directly; it must give exactly
+    # what scipy.linalg.eigh gives (and so what scikit-learn's FastICA uses).
+    from scipy import linalg
+
+    rng = np.random.default_rng(m)
+    for _ in range(5):
+        B = rng.normal(size=(m, m))
+        w, v = ordering._eigh(B @ B.T)
+        w_ref, v_ref = linalg.eigh(B @ B.T)
+        np.testing.assert_array_equal(w, w_ref)
+        np.testing.assert_array_equal(v, v_ref)
