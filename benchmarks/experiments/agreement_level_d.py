@@ -4,7 +4,9 @@ One row per default fit (JSON lines): SHD, correct order, the calibrated ICA
 disagreement (``checks["ica_agreement"]["calibrated"]``), the worst latent
 condition number, the weak ordering steps and the issues raised. ``summary``
 prints, per simulator and d, quantiles of the calibrated disagreement of fits
-with SHD <= 1 and with SHD >= 2, and the flagged shares at a list of levels.
+with SHD <= 1 and with SHD >= 2, and the flagged shares at a list of levels;
+``compare`` re-decides the default verdict on every row with the fixed levels
+(4.5, 1e6) and with ``quality.order_levels(d)``.
 
 Usage::
 
@@ -13,6 +15,8 @@ Usage::
         --out benchmarks/results/agreement_level/tuning_package.jsonl
     python benchmarks/experiments/agreement_level_d.py summary \\
         benchmarks/results/agreement_level/tuning_*.jsonl
+    python benchmarks/experiments/agreement_level_d.py compare \\
+        benchmarks/results/agreement_level/fresh_*.jsonl
 
 Seeds 0-99 are the zoo's tuning seeds; n = 1000 per environment below d = 10
 and 2000 at d >= 10 (the cells of the accuracy bars), K = d.
@@ -32,13 +36,14 @@ from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from zoo import BAR_FAMILIES, data_of  # noqa: E402
+from zoo import BAR_FAMILIES, data_of, settings_of  # noqa: E402
 
 
 def fit_row(simulator: str, family: str, d: int, seed: int) -> dict:
     n = 2000 if d >= 10 else 1000
     X, A, Y = data_of(simulator, family, d, d, n, seed)
-    row = {"simulator": simulator, "family": family, "d": d, "n": n, "seed": seed}
+    row = {"simulator": simulator, "family": family, "d": d, "n": n, "seed": seed,
+           "settings": settings_of(d)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -58,14 +63,24 @@ def fit_row(simulator: str, family: str, d: int, seed: int) -> dict:
     }
 
 
+def _current(row: dict) -> bool:
+    """Whether the row was fitted with the estimator's current settings."""
+    return row.get("settings") == settings_of(row["d"])
+
+
+def _rows(paths: list[str]) -> list[dict]:
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    return [r for r in rows if _current(r)]
+
+
 def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     families = args.families.split(",") if args.families else list(BAR_FAMILIES)
     done = set()
-    if out.exists():  # resume: rows already written are kept
+    if out.exists():  # resume: rows of the current settings already written are kept
         done = {(r["family"], r["d"], r["seed"])
-                for r in map(json.loads, out.read_text().splitlines())}
+                for r in map(json.loads, out.read_text().splitlines()) if _current(r)}
     with out.open("a") as fh:
         for d in [int(x) for x in args.ds.split(",")]:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
@@ -77,7 +92,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def summary(paths: list[str], levels: list[float]) -> None:
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = _rows(paths)
     failed = [r for r in rows if r.get("status") == "failed"]
     rows = [r for r in rows if r.get("status", "ok") == "ok"]
     print(f"{len(failed)} refused data sets: " + "; ".join(
@@ -98,6 +113,33 @@ def summary(paths: list[str], levels: list[float]) -> None:
               f"{np.median(wrong) if wrong.size else np.nan:.2f} | " + " | ".join(cells) + " |")
 
 
+def _flagged(r: dict, disagreement: float, condition: float) -> bool:
+    """The default verdict on a row, re-decided at the order check's levels given."""
+    others = {k for k in r["issues"] if k != "unreliable_order"}
+    return bool(others) or r["cal"] >= disagreement or r["cond"] >= condition or bool(r["weak"])
+
+
+def compare(paths: list[str]) -> None:
+    """Fits flagged with the fixed levels (4.5, 1e6) and with :func:`order_levels` of d."""
+    from creator_plugin.quality import order_levels
+
+    rows = [r for r in _rows(paths) if r.get("status", "ok") == "ok"]
+    print("| simulator | d | fits | SHD <= 1 | SHD >= 2 | flagged, SHD <= 1: fixed | "
+          "SHD >= 2: fixed | SHD <= 1: growing | SHD >= 2: growing |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (sim, d) in sorted({(r["simulator"], r["d"]) for r in rows}):
+        rs = [r for r in rows if r["simulator"] == sim and r["d"] == d]
+        right = [r for r in rs if r["shd"] <= 1]
+        wrong = [r for r in rs if r["shd"] >= 2]
+        cells = []
+        for levels in ((4.5, 1e6), order_levels(d)):
+            for group in (right, wrong):
+                k = sum(_flagged(r, *levels) for r in group)
+                cells.append(f"{k} ({k / max(len(group), 1):.0%})")
+        print(f"| {sim} | {d} | {len(rs)} | {len(right)} | {len(wrong)} | " + " | ".join(cells)
+              + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -111,9 +153,13 @@ def main() -> None:
     s = sub.add_parser("summary")
     s.add_argument("paths", nargs="+")
     s.add_argument("--levels", default="4.5,6,8,10,12")
+    c = sub.add_parser("compare")
+    c.add_argument("paths", nargs="+")
     args = parser.parse_args()
     if args.command == "run":
         run(args)
+    elif args.command == "compare":
+        compare(args.paths)
     else:
         summary(args.paths, [float(x) for x in args.levels.split(",")])
 
