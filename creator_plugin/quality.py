@@ -211,7 +211,7 @@ def _gaussian_reference(rng: np.random.Generator, count: int, n: int, d: int) ->
     """
     per_batch = max(1, _REFERENCE_ELEMENTS // (n * d))
     work: dict = {}
-    return np.concatenate([
+    return np.concatenate([np.empty(0)] + [
         _cumulant_statistic(
             rng.standard_normal(out=_scratch(work, "draws", (min(per_batch, count - s), n, d))),
             work)
@@ -260,6 +260,9 @@ def gaussianity_test(
     Fisher, R. A. (1932). *Statistical Methods for Research Workers*, 4th
     ed., section 21.1. Oliver and Boyd.
     """
+    if isinstance(n_simulations, bool) or not isinstance(n_simulations, (int, np.integer)) \
+            or n_simulations < 0:
+        raise ValueError(f"n_simulations must be a non-negative integer, got {n_simulations!r}.")
     rng = np.random.default_rng(random_state)
     used = [_subsample(np.asarray(Y, dtype=float), max_samples, rng) for Y in data]
     d = used[0].shape[1]

@@ -388,3 +388,15 @@ def test_gaussian_reference_in_batches_is_one_draw_of_all_data_sets(monkeypatch,
     whole = quality.cumulant_statistic(np.random.default_rng(3).standard_normal((11, 60, 3)))
     assert batched.shape == (11,)
     np.testing.assert_allclose(batched, whole, rtol=1e-12)
+
+
+def test_gaussianity_test_without_or_with_a_bad_number_of_simulations():
+    from creator_plugin.quality import gaussianity_test
+
+    rng = np.random.default_rng(0)
+    data = [rng.laplace(size=(100, 3)) for _ in range(2)]
+    none = gaussianity_test(data, n_simulations=0, random_state=0)
+    assert none["p_values"] == [1.0, 1.0] and none["p_value"] == 1.0
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="n_simulations must be a non-negative integer"):
+            gaussianity_test(data, n_simulations=bad)
