@@ -39,11 +39,19 @@ def test_pgmpy_adapter_without_pgmpy_names_the_extra(sim3, fit, monkeypatch):
         to_pgmpy_dag(model)
 
 
-def test_bench_without_its_extra_names_it(monkeypatch, capsys):
+def test_bench_without_its_extra_names_it(monkeypatch, capsys, tmp_path):
+    # The missing extra is reported before anything about the output
+    # directory (an earlier run's results there included), and nothing is
+    # created.
     monkeypatch.setattr(bench_cli, "find_spec", lambda name: None)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bench_results").mkdir()
+    (tmp_path / "bench_results" / "results.csv").write_text("kept\n")
     assert bench_cli.main(["--quick", "--seeds", "1"]) == 2
     err = capsys.readouterr().err
     assert "lingam" in err and "matplotlib" in err and 'creator-plugin[bench]' in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bench_results", "results.csv"]
+    assert (tmp_path / "bench_results" / "results.csv").read_text() == "kept\n"
 
 
 @pytest.mark.slow

@@ -312,15 +312,6 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "list_methods", False):
         _list_methods()
         return 0
-    try:  # checked now, not after hours of fits
-        out = OutputDir(args.out, force=args.force,
-                        inputs=[p for p in (getattr(args, "data", None),
-                                            getattr(args, "truth_adjacency", None),
-                                            getattr(args, "truth_latents", None)) if p])
-    except OutputDirError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
     import pandas as pd
 
     from .baselines import DEFAULT_METHODS, METHODS, REQUIRES
@@ -347,6 +338,14 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: creator bench needs {', '.join(missing)}, which is not installed: "
               'pip install "creator-plugin[bench]"', file=sys.stderr)
+        return 2
+    try:  # checked now, not after hours of fits (after the installation: fix that first)
+        out = OutputDir(args.out, force=args.force,
+                        inputs=[p for p in (getattr(args, "data", None),
+                                            getattr(args, "truth_adjacency", None),
+                                            getattr(args, "truth_latents", None)) if p])
+    except OutputDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     seeds = args.seeds if args.seeds is not None else default_seeds
     start = time.perf_counter()
