@@ -189,10 +189,13 @@ def _eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``scipy.linalg.eigh(A)`` for a small symmetric float matrix, without its checks.
 
     The same LAPACK call with the same workspace (``dsyevr``, the lower
-    triangle), so the same numbers to the last bit; ``linalg.eigh``'s input
+    triangle), so the same numbers to the last bit, and the same error for
+    a matrix with infinite or NaN entries; ``linalg.eigh``'s general input
     checks and workspace query cost three times the decomposition of the
     ``m x m`` matrices FastICA decorrelates at every iteration.
     """
+    if not np.isfinite(A).all():
+        raise ValueError("array must not contain infs or NaNs")
     lwork, liwork = _syevr_work(A.shape[0])
     w, v, _, _, info = lapack.dsyevr(A, compute_v=1, lower=1, lwork=lwork, liwork=liwork)
     if info:

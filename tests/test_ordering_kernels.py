@@ -164,3 +164,13 @@ def test_the_direct_eigh_is_scipys_to_the_bit(m):
         w_ref, v_ref = linalg.eigh(B @ B.T)
         np.testing.assert_array_equal(w, w_ref)
         np.testing.assert_array_equal(v, v_ref)
+
+
+def test_the_direct_eigh_refuses_what_scipys_refuses():
+    from scipy import linalg
+
+    bad = np.eye(3)
+    bad[1, 2] = bad[2, 1] = np.nan
+    for eigh in (ordering._eigh, linalg.eigh):
+        with pytest.raises(ValueError, match="must not contain infs or NaNs"):
+            eigh(bad)
