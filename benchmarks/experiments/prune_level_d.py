@@ -5,7 +5,10 @@ The automatic level is ``0.2 * sqrt(K / 5)``. A rule ``c * sqrt(K / 5) *
 grid's cells (``simulate(d, K, 1000, setting)``, d in 3, 5, 7, K in d, 2d,
 settings 1 and 2) and to the zoo's six bar families at d = 5 and d = 7
 (package simulator, n = 1000, K = d); one JSON line per fit. ``summary``
-prints the mean SHD per rule and workload. Tuning seeds only (0-99).
+prints the mean SHD per rule and workload. ``run`` reads tuning seeds only
+(0-99); ``evaluate`` compares frozen rules on seeds 1000 and up (the zoo's
+six families at d = 5 on both simulators, ``simulate`` at d = 5 and 7 with
+K = d, and d = 10 with n = 2000 on both simulators).
 
 Usage::
 
@@ -47,9 +50,24 @@ def workloads():
             yield f"zoo d={d} {family}", d, d, ("zoo", family)
 
 
+def evaluation_workloads():
+    """The evaluation's cells: the zoo at d = 5 (both simulators), the accuracy
+    tables' cells (d = 5 and 7, K = d, setting 1) and d = 10 (K = 10, n = 2000)."""
+    for simulator in ("package", "independent"):
+        for family in BAR_FAMILIES:
+            yield f"zoo d=5 {simulator} {family}", 5, 5, 1000, ("zoo", simulator, family)
+    for d in (5, 7):
+        yield f"grid d={d} K={d} s=1", d, d, 1000, ("grid", None, 1)
+    yield "grid d=10 K=10 s=1 n=2000", 10, 10, 2000, ("grid", None, 1)
+    yield "independent d=10 paper n=2000", 10, 10, 2000, ("zoo", "independent", "paper")
+
+
 def run(args: argparse.Namespace) -> None:
-    if args.first_seed + args.seeds > 100:
+    evaluation = args.command == "evaluate"
+    if not evaluation and args.first_seed + args.seeds > 100:
         raise SystemExit("tuning seeds only: first seed + seeds must be <= 100")
+    if evaluation and args.first_seed < 1000:
+        raise SystemExit("evaluation seeds only: the first seed must be >= 1000")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = set()
@@ -59,16 +77,19 @@ def run(args: argparse.Namespace) -> None:
     rules = [tuple(float(x) for x in r.split(":")) for r in args.rules.split(",")]
     with out.open("a") as fh, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, d, K, (kind, which) in workloads():
+        cells = (evaluation_workloads() if evaluation else
+                 ((name, d, K, 1000, (kind, "package", which))
+                  for name, d, K, (kind, which) in workloads()))
+        for name, d, K, n, (kind, simulator, which) in cells:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 todo = [r for r in rules if (f"{r[0]}:{r[1]}", name, seed) not in done]
                 if not todo:
                     continue
                 if kind == "grid":
-                    sim = simulate(d, K, 1000, setting=which, random_state=seed)
+                    sim = simulate(d, K, n, setting=which, random_state=seed)
                     X, A, Y = sim.X, sim.adjacency, sim.Y
                 else:
-                    X, A, Y = data_of("package", which, d, K, 1000, seed)
+                    X, A, Y = data_of(simulator, which, d, K, n, seed)
                 for c, a in todo:
                     model = CREATOR(d, prune_threshold=level(c, a, d, K),
                                     random_state=seed).fit(X)
@@ -91,7 +112,7 @@ def summary(paths: list[str]) -> None:
     for name in names:
         cells = [np.mean(table.get((rule, name), [np.nan])) for rule in rules]
         print(f"| {name} | " + " | ".join(f"{x:.2f}" for x in cells) + " |")
-    for group in ("grid", "zoo d=5", "zoo d=7"):
+    for group in ("grid", "zoo d=5", "zoo d=7", "independent"):
         cells = [np.mean([x for (rule, n), v in table.items() if rule == r and n.startswith(group)
                           for x in v]) for r in rules]
         print(f"| **{group}, mean** | " + " | ".join(f"{x:.3f}" for x in cells) + " |")
@@ -105,10 +126,15 @@ def main() -> None:
     r.add_argument("--first-seed", type=int, default=0)
     r.add_argument("--seeds", type=int, default=30)
     r.add_argument("--out", required=True)
+    e = sub.add_parser("evaluate", help="a frozen rule against the default on seeds >= 1000")
+    e.add_argument("--rules", required=True, help="comma-separated c:a pairs")
+    e.add_argument("--first-seed", type=int, required=True)
+    e.add_argument("--seeds", type=int, default=50)
+    e.add_argument("--out", required=True)
     s = sub.add_parser("summary")
     s.add_argument("paths", nargs="+")
     args = parser.parse_args()
-    if args.command == "run":
+    if args.command in ("run", "evaluate"):
         run(args)
     else:
         summary(args.paths)
