@@ -37,6 +37,7 @@ __all__ = [
     "ica_agreement",
     "latent_conditioning",
     "ordered_noises",
+    "order_levels",
 ]
 
 
