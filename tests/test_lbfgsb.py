@@ -54,3 +54,21 @@ def test_factor_discrepancy_is_the_same_through_scipys_minimize(monkeypatch):
     direct = [_factor_discrepancy(S, k) for k in (1, 2, 3)]
     monkeypatch.setattr(lbfgsb, "_fortran", None)
     assert [_factor_discrepancy(S, k) for k in (1, 2, 3)] == direct
+
+
+def test_a_routine_with_another_interface_is_not_driven(monkeypatch):
+    # SciPy 1.15 and later ship a setulb with other arguments: the loop must
+    # not call it (it would pass its arguments in the wrong places).
+    class Other:
+        @staticmethod
+        def setulb(*args):
+            raise AssertionError("the loop drove a routine of another interface")
+
+    Other.setulb.__doc__ = ("setulb(m,x,l,u,nbd,f,g,factr,pgtol,wa,iwa,task,lsave,isave,dsave,"
+                            "maxls,ln_task)")
+    monkeypatch.setattr(lbfgsb, "_fortran", Other)
+    assert lbfgsb._routine() is None
+    x0 = np.zeros(3)
+    res = lbfgsb.minimize_lbfgsb(_shifted_rosenbrock, x0, np.full(3, -1.5), np.ones(3),
+                                 ftol=1e-12, gtol=1e-7, maxiter=100)
+    assert res.success
