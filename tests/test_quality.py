@@ -97,6 +97,8 @@ def test_order_levels_grow_beyond_five_latents():
     assert order_levels(7) == (6.5, 1.6e7)
     assert order_levels(10) == (9.5, 1e6 * 4**5)
     assert order_levels(10, thorough=True)[0] == 8.0
+    # not evaluated beyond d = 10: the levels stay those of d = 10
+    assert order_levels(11) == order_levels(50) == order_levels(10)
 
 
 def test_the_verdict_uses_the_levels_of_its_number_of_latents():
