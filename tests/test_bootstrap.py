@@ -24,7 +24,7 @@ def test_easy_case_confident(seed):
     """d=3, K=5, n=3000. (A K=4, n=2000 case with a grandparent -> sink pair whose
     full-fit statistic is 0.075 gave that absent edge probability 0.37.)"""
     sim = simulate(3, 5, 3000, random_state=seed)
-    res = bootstrap(sim.X, 20, estimator=CREATOR(3), random_state=0)
+    res = bootstrap(sim.X, 20, estimator=CREATOR(3, random_state=seed), random_state=0)
     P = _in_true_labels(sim, res)
     A = sim.adjacency.astype(bool)
     off = ~np.eye(3, dtype=bool)
@@ -46,16 +46,20 @@ def test_hard_case_spread():
     resamples. (At n=1000 this model is no longer hard: the default ordering since the
     consistency descent recovers it exactly, SHD 0, so it is fitted at n=500.)"""
     sim = simulate(4, 4, 500, weight_scale=0.1, random_state=0)
-    res = bootstrap(sim.X, 20, estimator=CREATOR(4), random_state=0)
+    res = bootstrap(sim.X, 20, estimator=CREATOR(4, random_state=0), random_state=0)
     P = res.get_probabilities()
     assert np.any((P > 0.1) & (P < 0.9)), P
 
 
 @pytest.mark.slow
 def test_parallel_equals_serial():
+    # The reference fit is seeded too: an unseeded one (random_state=None) is
+    # drawn afresh in each call, and on this data (a near-tie at the second
+    # ordering step) about one draw in seven labels latents 1 and 2 the other
+    # way round, which relabels every resample's graph.
     sim = simulate(3, 3, 800, random_state=2)
-    a = bootstrap(sim.X, 6, estimator=CREATOR(3), random_state=5)
-    b = bootstrap(sim.X, 6, estimator=CREATOR(3), random_state=5, n_jobs=2)
+    a = bootstrap(sim.X, 6, estimator=CREATOR(3, random_state=0), random_state=5)
+    b = bootstrap(sim.X, 6, estimator=CREATOR(3, random_state=0), random_state=5, n_jobs=2)
     np.testing.assert_array_equal(a.adjacency_matrices, b.adjacency_matrices)
     np.testing.assert_allclose(a.weights, b.weights)
     np.testing.assert_array_equal(a.get_order_probabilities(), b.get_order_probabilities())
@@ -75,11 +79,11 @@ def test_dask_local_cluster_equals_serial():
     import joblib
 
     sim = simulate(3, 3, 600, random_state=4)
-    a = bootstrap(sim.X, 4, estimator=CREATOR(3), random_state=9)
+    a = bootstrap(sim.X, 4, estimator=CREATOR(3, random_state=0), random_state=9)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster), joblib.parallel_config(backend="dask"):
-        b = bootstrap(sim.X, 4, estimator=CREATOR(3), random_state=9)
+        b = bootstrap(sim.X, 4, estimator=CREATOR(3, random_state=0), random_state=9)
     np.testing.assert_array_equal(a.adjacency_matrices, b.adjacency_matrices)
     np.testing.assert_allclose(a.weights, b.weights)
 
