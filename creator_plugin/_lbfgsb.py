@@ -81,7 +81,6 @@ def minimize_lbfgsb(
             memo["nfev"] += 1
         return memo["f"], memo["g"]
 
-    x = np.array(x, np.float64)
     f = np.array(0.0, np.float64)
     g = np.zeros((n,), np.float64)
     wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m, np.float64)

@@ -56,6 +56,21 @@ def is_dask(x) -> bool:
     return type(x).__module__.split(".")[0] == "dask"
 
 
+def scratch_array(work: dict, key, shape: tuple) -> np.ndarray:
+    """An array of ``shape`` kept in ``work`` under ``key``, re-used by later calls.
+
+    Many evaluations of the same size write their temporaries into the same
+    memory: arrays of a few hundred kB allocated and freed again and again
+    make the C allocator hand memory back to the system and map it anew,
+    and those page faults cost as much as the arithmetic. A later request
+    for fewer leading rows gets a view of the kept array.
+    """
+    kept = work.get(key)
+    if kept is None or kept.shape[1:] != shape[1:] or kept.shape[0] < shape[0]:
+        kept = work[key] = np.empty(shape)
+    return kept[: shape[0]]
+
+
 def row_blocks(n_rows: int, n_cols: int, min_rows: int = 1) -> Iterator[slice]:
     """Slices of about :data:`BLOCK_ELEMENTS` elements, at least ``min_rows`` rows each."""
     step = max(BLOCK_ELEMENTS // max(n_cols, 1), min_rows, 1)

@@ -13,7 +13,7 @@ from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
 from ._bfgs import minimize_bfgs
-from ._passes import row_blocks
+from ._passes import row_blocks, scratch_array
 from ._random import draw_seed
 from .independence import SCORERS
 
@@ -574,10 +574,8 @@ class _Stacked(tuple):
     """``(R_all, starts, sizes)``, with scratch arrays for the contrasts' elementwise terms.
 
     A contrast evaluated many times over the same rows writes its
-    temporaries into the same arrays (:func:`_contrast_sums_stacked`):
-    arrays of this size allocated and freed at every evaluation make the C
-    allocator return memory to the system and map it again, and those page
-    faults cost as much as the arithmetic.
+    temporaries into the same arrays (:func:`_contrast_sums_stacked`;
+    :func:`creator_plugin._passes.scratch_array` says why).
     """
 
     def __new__(cls, R_all: np.ndarray, starts: np.ndarray, sizes: np.ndarray):
@@ -587,10 +585,8 @@ class _Stacked(tuple):
 
     def buffers(self, columns: int, count: int) -> list[np.ndarray]:
         """``count`` arrays of shape ``(rows, columns)``, the same ones at every call."""
-        key = (columns, count)
-        if key not in self.scratch:
-            self.scratch[key] = [np.empty((self[0].shape[0], columns)) for _ in range(count)]
-        return self.scratch[key]
+        return [scratch_array(self.scratch, (columns, i), (self[0].shape[0], columns))
+                for i in range(count)]
 
 
 def _stack_rows(R_list: list[np.ndarray]) -> _Stacked | None:
@@ -716,10 +712,7 @@ def _contrast_terms(Z: np.ndarray, out: list[np.ndarray] | None = None) -> tuple
     a = np.abs(Z, out=b0)
     e = np.exp(np.multiply(a, -2.0, out=b1), out=b1)
     lc = np.add(a, np.log1p(e, out=b2), out=b2)
-    # tanh Z as _tanh_from(e, Z) computes it, in place.
-    th = np.subtract(1.0, e, out=b0)
-    np.divide(th, np.add(e, 1.0, out=b1), out=th)
-    np.copysign(th, Z, out=th)
+    th = _tanh_from(e, Z, out=b0)
     Z2 = np.square(Z, out=b1)
     E = np.exp(np.multiply(Z2, -0.5, out=b3), out=b3)
     ZE = np.multiply(Z, E, out=b4)
@@ -750,14 +743,19 @@ def _logcosh_terms(t: np.ndarray) -> tuple:
     return a + np.log1p(e), _tanh_from(e, t)
 
 
-def _tanh_from(e: np.ndarray, t: np.ndarray) -> np.ndarray:
+def _tanh_from(e: np.ndarray, t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``tanh(t)`` from ``e = exp(-2 |t|)``, which the log-cosh contrast computes anyway.
 
     ``tanh|t| = (1 - e) / (1 + e)``: exact up to rounding, with an absolute
     error of a few units of 1e-16, and far cheaper than a second
-    transcendental function.
+    transcendental function. With ``out``, the result is written there and
+    ``e`` is overwritten (the same operations, so the same numbers).
     """
-    return np.copysign((1.0 - e) / (1.0 + e), t)
+    if out is None:
+        return np.copysign((1.0 - e) / (1.0 + e), t)
+    np.subtract(1.0, e, out=out)
+    np.divide(out, np.add(e, 1.0, out=e), out=out)
+    return np.copysign(out, t, out=out)
 
 
 def polish_directions(

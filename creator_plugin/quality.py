@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ._passes import row_blocks
+from ._passes import row_blocks, scratch_array
 from .dimension import n_latent_evidence
 from .ordering import _fastica_logcosh
 from .sem import centred_scatter
@@ -56,8 +56,8 @@ def _whiten_transposed(Y: np.ndarray, work: dict | None = None) -> np.ndarray:
 
     Each whitened column is then a contiguous row, so products of two
     columns read memory in order (:func:`_tensor_norms`). With ``work``
-    (see :func:`_scratch`), ``Y`` is centred in place and the result is
-    written into a scratch array.
+    (see :func:`creator_plugin._passes.scratch_array`), ``Y`` is centred in
+    place and the result is written into a scratch array.
     """
     if work is None:
         Y = Y - Y.mean(axis=-2, keepdims=True)
@@ -65,23 +65,8 @@ def _whiten_transposed(Y: np.ndarray, work: dict | None = None) -> np.ndarray:
         Y -= Y.mean(axis=-2, keepdims=True)
     Yt = np.swapaxes(Y, -1, -2)
     chol = np.linalg.cholesky(Yt @ Y / Y.shape[-2])
-    out = None if work is None else _scratch(work, "whitened", Yt.shape)
+    out = None if work is None else scratch_array(work, "whitened", Yt.shape)
     return np.matmul(np.linalg.inv(chol), Yt, out=out)
-
-
-def _scratch(work: dict, name: str, shape: tuple) -> np.ndarray:
-    """An array of ``shape`` kept in ``work`` under ``name``, re-used by later calls.
-
-    Many evaluations of the same size write their temporaries into the same
-    memory: arrays of a few hundred kB allocated and freed again and again
-    make the C allocator hand memory back to the system and map it anew,
-    and those page faults cost as much as the arithmetic. A later request
-    for fewer leading rows gets a view of the kept array.
-    """
-    kept = work.get(name)
-    if kept is None or kept.shape[1:] != shape[1:] or kept.shape[0] < shape[0]:
-        kept = work[name] = np.empty(shape)
-    return kept[: shape[0]]
 
 
 def cumulant_statistic(Y: np.ndarray) -> float | np.ndarray:
@@ -127,7 +112,7 @@ def _cumulant_statistic(Y: np.ndarray, work: dict | None = None) -> float | np.n
     # ||M4 - Delta||^2 = ||M4||^2 - 2 <M4, Delta> + ||Delta||^2 with
     # <M4, Delta> = 3 E||z||^4 and ||Delta||^2 = 3 d^2 + 6 d (Delta: the
     # fourth moment tensor of a standard Gaussian).
-    squares = np.square(Zt, out=None if work is None else _scratch(work, "squares", Zt.shape))
+    squares = np.square(Zt, out=None if work is None else scratch_array(work, "squares", Zt.shape))
     norm4 = np.mean(np.sum(squares, axis=-2) ** 2, axis=-1)
     c4 = m4 - 6.0 * norm4 + 3.0 * d * d + 6.0 * d
     out = n * (c3 / 6.0 + c4 / 24.0)
@@ -145,7 +130,7 @@ def _tensor_norms(Zt: np.ndarray, work: dict | None = None) -> tuple:
     """
     d, n = Zt.shape[-2:]
     shape = Zt.shape[:-2] + (d * (d + 1) // 2, n)
-    pairs_t = np.empty(shape) if work is None else _scratch(work, "pairs", shape)
+    pairs_t = np.empty(shape) if work is None else scratch_array(work, "pairs", shape)
     for row, (i, j) in enumerate(zip(*np.triu_indices(d))):
         np.multiply(Zt[..., i, :], Zt[..., j, :], out=pairs_t[..., row, :])
         if i != j:
@@ -212,12 +197,11 @@ def _gaussian_reference(rng: np.random.Generator, count: int, n: int, d: int) ->
     """
     per_batch = max(1, _REFERENCE_ELEMENTS // (n * d))
     work: dict = {}
-    return np.concatenate([np.empty(0)] + [
-        _cumulant_statistic(
-            rng.standard_normal(out=_scratch(work, "draws", (min(per_batch, count - s), n, d))),
-            work)
-        for s in range(0, count, per_batch)
-    ])
+    batches = [np.empty(0)]
+    for start in range(0, count, per_batch):
+        draws = scratch_array(work, "draws", (min(per_batch, count - start), n, d))
+        batches.append(_cumulant_statistic(rng.standard_normal(out=draws), work))
+    return np.concatenate(batches)
 
 
 def gaussianity_test(
