@@ -34,13 +34,23 @@ try:  # SciPy's BFGS line search (private: without it, SciPy's BFGS runs)
 except ImportError:  # pragma: no cover - depends on the SciPy release
     _line_search_wolfe12 = _LineSearchError = None
 
-__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE"]
+__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point"]
 
 #: :func:`minimize_bfgs` updates the inverse Hessian in rank-two form from
 #: this many variables on (a polish at d >= 16) and in SciPy's form below.
 #: Below it the update's matrix products cost little and fits keep SciPy's
 #: rounding.
 RANK_TWO_MIN_SIZE = 256
+
+
+def same_point(x: np.ndarray, y: np.ndarray) -> bool:
+    """``np.array_equal(x, y)`` for two float arrays, without its conversions.
+
+    The optimisers ask whether a point was evaluated already about once per
+    evaluation; for a few variables ``np.array_equal``'s overhead is most
+    of that question's cost.
+    """
+    return x.shape == y.shape and bool((x == y).all())
 
 
 class _Memo:
@@ -52,7 +62,7 @@ class _Memo:
         self.nfev = 0
 
     def _at(self, x: np.ndarray) -> None:
-        if self.x is None or not np.array_equal(x, self.x):
+        if self.x is None or not same_point(x, self.x):
             value, grad = self.fun(x)
             self.x = np.array(x, dtype=float)
             self.value, self.grad = float(value), np.asarray(grad, dtype=float)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from ._bfgs import same_point
+
 try:  # SciPy's L-BFGS-B routine (private: without it, SciPy's minimize runs)
     from scipy.optimize import _lbfgsb as _fortran
 except ImportError:  # pragma: no cover - depends on the SciPy release
@@ -75,7 +77,7 @@ def minimize_lbfgsb(
     memo["f"], memo["g"] = _evaluate(fun, x)
 
     def func_and_grad(point: np.ndarray) -> tuple[float, np.ndarray]:
-        if not np.array_equal(point, memo["x"]):
+        if not same_point(point, memo["x"]):
             memo["x"] = point.copy()
             memo["f"], memo["g"] = _evaluate(fun, point)
             memo["nfev"] += 1

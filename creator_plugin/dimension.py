@@ -374,7 +374,7 @@ def _factor_discrepancy(S: np.ndarray, k: int) -> float:
 
     def objective(u: np.ndarray) -> tuple[float, np.ndarray]:
         scale = np.exp(-0.5 * u)
-        theta, vec = np.linalg.eigh(S * np.outer(scale, scale))
+        theta, vec = np.linalg.eigh(S * (scale[:, None] * scale))
         theta, vec = np.maximum(theta[: p - k], 1e-300), vec[:, : p - k]
         value = float(np.sum(theta - np.log(theta) - 1.0))
         return value, -(vec**2) @ (theta - 1.0)

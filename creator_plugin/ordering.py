@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, linalg, stats
-from scipy.linalg import lapack
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
-from ._bfgs import minimize_bfgs
+from ._bfgs import minimize_bfgs, same_point
+from ._lapack import eigh_syevr as _eigh
 from ._passes import row_blocks, scratch_array
 from ._random import draw_seed
 from .independence import SCORERS
@@ -176,37 +175,14 @@ def ica_directions(
     return dirs, converged
 
 
-@functools.cache
-def _syevr_work(m: int) -> tuple[int, int]:
-    """LAPACK's workspace sizes for ``dsyevr`` on an ``m x m`` matrix (as ``linalg.eigh`` asks)."""
-    lwork, liwork, info = lapack.dsyevr_lwork(n=m, lower=1)
-    if info:  # pragma: no cover - LAPACK's workspace query does not fail
-        raise np.linalg.LinAlgError(f"dsyevr_lwork failed (info={info})")
-    return int(lwork), int(liwork)
-
-
-def _eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``scipy.linalg.eigh(A)`` for a small symmetric float matrix, without its checks.
-
-    The same LAPACK call with the same workspace (``dsyevr``, the lower
-    triangle), so the same numbers to the last bit, and the same error for
-    a matrix with infinite or NaN entries; ``linalg.eigh``'s general input
-    checks and workspace query cost three times the decomposition of the
-    ``m x m`` matrices FastICA decorrelates at every iteration.
-    """
-    if not np.isfinite(A).all():
-        raise ValueError("array must not contain infs or NaNs")
-    lwork, liwork = _syevr_work(A.shape[0])
-    w, v, _, _, info = lapack.dsyevr(A, compute_v=1, lower=1, lwork=lwork, liwork=liwork)
-    if info:
-        raise np.linalg.LinAlgError(f"the eigenvalue decomposition failed (dsyevr info={info})")
-    return w, v
-
-
 def _sym_decorrelation(W: np.ndarray) -> np.ndarray:
     """``(W W^T)^{-1/2} W``, computed as scikit-learn's FastICA does."""
     s, u = _eigh(W @ W.T)
     s = np.clip(s, a_min=np.finfo(W.dtype).tiny, a_max=None)
+    if W.shape[0] == W.shape[1]:
+        # multi_dot's order for three square factors (its cost estimates tie),
+        # without its shape analysis.
+        return (u * (1.0 / np.sqrt(s))) @ (u.T @ W)
     return np.linalg.multi_dot([u * (1.0 / np.sqrt(s)), u.T, W])
 
 
@@ -231,9 +207,10 @@ def _fastica_logcosh(
     """
     W = _sym_decorrelation(w_init)
     n = float(XT.shape[1])
+    square = np.empty((W.shape[0], XT.shape[1]))
     for _ in range(max_iter):
         gwtx = np.tanh(W @ XT)
-        g_wtx = (1.0 - gwtx**2).mean(axis=1)
+        g_wtx = np.subtract(1.0, np.square(gwtx, out=square), out=square).mean(axis=1)
         W1 = _sym_decorrelation(gwtx @ XT.T / n - g_wtx[:, None] * W)
         lim = max(abs(abs(np.einsum("ij,ij->i", W1, W)) - 1))
         W = W1
@@ -543,7 +520,7 @@ def joint_direction(
 
     def scaled(v: np.ndarray) -> tuple[float, np.ndarray]:
         # The optimiser's first request is the start, already evaluated.
-        value, grad = at_start if np.array_equal(v, v0) else neg_objective(v)
+        value, grad = at_start if same_point(v, v0) else neg_objective(v)
         return value / scale, grad / scale
 
     with np.errstate(all="ignore"):
@@ -608,16 +585,24 @@ def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray)
     R_all, starts, sizes = stacked
     n = sizes.astype(float)
     offset = np.log(2.0) + _GAUSS_LOGCOSH
+    environment = np.repeat(np.arange(sizes.size), sizes)  # of each row
+    bounds = list(zip(starts.tolist(), (starts + sizes).tolist()))
+    # The elementwise terms of _logcosh_terms, written into arrays kept for
+    # the ascent (the same operations, so the same numbers).
+    t, a, e, work = (scratch_array(stacked.scratch, ("joint", i), (R_all.shape[0],))
+                     for i in range(4))
 
     def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
         Sv = S @ v  # (K, m)
         var = Sv @ v
         sd = np.sqrt(var)
-        t = (R_all @ (basis @ v)) * np.repeat(1.0 / sd, sizes)
-        lc, g = _logcosh_terms(t)
-        log_cosh = np.add.reduceat(lc, starts)
-        gt = np.add.reduceat(g * t, starts)
-        gR = np.stack([g[s:s + m] @ R_all[s:s + m] for s, m in zip(starts, sizes)])  # (K, d)
+        np.multiply(np.matmul(R_all, basis @ v, out=t), (1.0 / sd)[environment], out=t)
+        np.abs(t, out=a)
+        np.exp(np.multiply(a, -2.0, out=e), out=e)
+        log_cosh = np.add.reduceat(np.add(np.log1p(e, out=work), a, out=work), starts)
+        g = _tanh_from(e, t, out=a)
+        gt = np.add.reduceat(np.multiply(g, t, out=work), starts)
+        gR = np.stack([g[lo:hi] @ R_all[lo:hi] for lo, hi in bounds])  # (K, d)
         excess = log_cosh / n - offset
         d_mean = (gR @ basis) / (n * sd)[:, None] - (gt / (n * var))[:, None] * Sv
         return -float(excess @ excess), -(2.0 * excess) @ d_mean
@@ -880,7 +865,7 @@ def _ascend(
     extra = [stacked]
 
     def neg(g: np.ndarray) -> tuple[float, np.ndarray]:
-        if known is not None and np.array_equal(g, known[0]):
+        if known is not None and same_point(g, known[0]):
             value, grad = known[1], known[2]
         else:
             value, grad = contrast(g, data, extra[0])

@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import optimize
 
 import creator_plugin._bfgs as bfgs
+from creator_plugin._bfgs import same_point
 
 
 def _rosenbrock(x):
@@ -135,3 +138,11 @@ def test_without_scipys_line_search_it_is_scipys_bfgs(monkeypatch):
     own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-5, maxiter=40)
     np.testing.assert_array_equal(own.x, ref.x)
     assert own.nit == ref.nit
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0, max_size=4),
+       st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0, max_size=4))
+def test_same_point_is_array_equal(a, b):
+    x, y = np.array(a, dtype=float), np.array(b, dtype=float)
+    assert same_point(x, y) == np.array_equal(x, y)
+    assert same_point(x, x.copy()) == np.array_equal(x, x.copy())

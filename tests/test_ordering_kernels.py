@@ -174,3 +174,19 @@ def test_the_direct_eigh_refuses_what_scipys_refuses():
     for eigh in (ordering._eigh, linalg.eigh):
         with pytest.raises(ValueError, match="must not contain infs or NaNs"):
             eigh(bad)
+
+
+def test_stacked_joint_objective_keeps_no_state_between_evaluations():
+    # Its elementwise terms live in arrays kept for the ascent: an evaluation
+    # must not depend on the ones before it.
+    rng = np.random.default_rng(6)
+    R = [rng.laplace(size=(n, 4)) for n in (300, 200)]
+    basis = np.linalg.qr(rng.normal(size=(4, 4)))[0][:, :3]
+    S = np.stack([basis.T @ (x.T @ x) @ basis / x.shape[0] for x in R])
+    v, w = rng.normal(size=3), rng.normal(size=3)
+    reused = _stacked_logcosh_objective(_stack_rows(R), basis, S)
+    reused(w)
+    value, grad = reused(v)
+    fresh_value, fresh_grad = _stacked_logcosh_objective(_stack_rows(R), basis, S)(v)
+    assert value == fresh_value
+    np.testing.assert_array_equal(grad, fresh_grad)
