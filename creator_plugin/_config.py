@@ -30,8 +30,8 @@ class FitConfig:
     ----------
     n_latent : int
         The number of latent features d (``"auto"`` already resolved).
-    scorer, n_refine, polish, disentangle, pruning, prune_threshold, standardize,
-    weak_evidence_level, quality, quality_resamples
+    scorer, n_refine, refine_min_sources, polish, disentangle, pruning, prune_threshold,
+    standardize, weak_evidence_level, quality, quality_resamples
         As in :class:`creator_plugin.CREATOR` (``prune_threshold`` may still
         be ``"auto"``: its value depends on the number of environments).
     ica_options : Mapping
@@ -58,6 +58,7 @@ class FitConfig:
     n_latent: int
     scorer: str = "ica_consistency"
     n_refine: int = 3
+    refine_min_sources: int = 2
     polish: bool = True
     disentangle: str = "evidence"
     pruning: str = "residual"
@@ -95,7 +96,8 @@ class FitConfig:
     @property
     def ordering_settings(self) -> tuple:
         """The settings the ordering step (and the reduction before it) depend on."""
-        return (self.n_latent, self.scorer, self.n_refine, self.polish, self.standardize,
+        return (self.n_latent, self.scorer, self.n_refine, self.refine_min_sources, self.polish,
+                self.standardize,
                 self.paper_mode, self.measurement_noise, tuple(sorted(self.ica_options.items())),
                 tuple(sorted((k, repr(v)) for k, v in self.scorer_options.items())))
 

@@ -216,7 +216,8 @@ def order_stage(
     order = topological_ordering(
         X_red, scorer=config.scorer, random_state=rng, ica_max_iter=ica["max_iter"],
         ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=dict(config.scorer_options),
-        n_refine=config.n_refine, polish=config.polish and noise is None,
+        n_refine=config.n_refine, refine_min_sources=config.refine_min_sources,
+        polish=config.polish and noise is None,
         canonical=not config.paper_mode,
         measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
         materialize=False,

@@ -104,6 +104,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         (:func:`creator_plugin.ordering.consistency_descent`), which combine
         the environments' ICA estimates. ``0`` keeps the best raw
         candidate, as the paper does.
+    refine_min_sources : int, default=2
+        Re-estimate jointly only at the ordering steps with at least this
+        many sources left; at the later steps keep the best-scored candidate
+        as it is (the polish re-estimates every direction afterwards). 2
+        re-estimates at every step but the last, which has one source.
     polish : bool, default=True
         Once the order is found, re-estimate all the ordering step's
         directions jointly, keeping the order
@@ -329,6 +334,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "n_latent": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "scorer": [StrOptions(set(SCORERS))],
         "n_refine": [Interval(Integral, 0, None, closed="left")],
+        "refine_min_sources": [Interval(Integral, 2, None, closed="left")],
         "polish": ["boolean"],
         "disentangle": [StrOptions({"subspace", "likelihood", "evidence"})],
         "pruning": [StrOptions(set(PRUNING_RULES))],
@@ -352,6 +358,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         *,
         scorer: str = "ica_consistency",
         n_refine: int = 3,
+        refine_min_sources: int = 2,
         polish: bool = True,
         disentangle: str = "evidence",
         pruning: str = "residual",
@@ -368,6 +375,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.n_latent = n_latent
         self.scorer = scorer
         self.n_refine = n_refine
+        self.refine_min_sources = refine_min_sources
         self.polish = polish
         self.disentangle = disentangle
         self.pruning = pruning

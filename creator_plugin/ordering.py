@@ -980,6 +980,7 @@ def topological_ordering(
     ica_fun: str = "logcosh",
     scorer_options: dict | None = None,
     n_refine: int = 3,
+    refine_min_sources: int = 2,
     polish: bool = True,
     descend: bool = True,
     canonical: bool = True,
@@ -1010,6 +1011,11 @@ def topological_ordering(
         candidates are only starts, so FastICA proposes them from at most
         :data:`ICA_MAX_ROWS` evenly spaced rows per environment; scores,
         refinement and polish use every row.
+    refine_min_sources : int, default=2
+        Re-estimate jointly only at steps with at least this many sources
+        left; at the steps after them the best-scored start (raw or
+        descended candidate) is kept as it is. The default, 2, re-estimates
+        at every step but the last (which has one source).
     polish : bool, default=True
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
@@ -1103,9 +1109,13 @@ def topological_ordering(
                 pool_scores = np.concatenate([scores, descended_scores])
             starts = _distinct_best(R_list, pool, pool_scores, n_refine)
             found = alphas[:, :i]
-            stacked = _stack_rows(R_list)
-            joint = [joint_direction(R_list, pool[:, c], found, stacked=stacked) for c in starts]
-            del stacked
+            if m >= refine_min_sources:
+                stacked = _stack_rows(R_list)
+                joint = [joint_direction(R_list, pool[:, c], found, stacked=stacked)
+                         for c in starts]
+                del stacked
+            else:  # the starts as they are, re-scored like re-estimated ones
+                joint = [(pool[:, c] / np.linalg.norm(pool[:, c]), 1.0) for c in starts]
             directions = np.column_stack([w for w, _ in joint])
             refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))

@@ -38,6 +38,7 @@ __all__ = [
     "latent_conditioning",
     "ordered_noises",
     "order_levels",
+    "reference_size",
 ]
 
 
@@ -202,6 +203,29 @@ def _gaussian_reference(rng: np.random.Generator, count: int, n: int, d: int) ->
         draws = scratch_array(work, "draws", (min(per_batch, count - start), n, d))
         batches.append(_cumulant_statistic(rng.standard_normal(out=draws), work))
     return np.concatenate(batches)
+
+
+#: Sizes :func:`reference_size` chooses from; 49 is the most it chooses.
+REFERENCE_SIZES = (19, 29, 39, 49)
+
+
+def reference_size(n_environments: int, alpha: float = 0.01) -> int:
+    """Simulated data sets the Gaussianity check needs for ``n_environments`` environments.
+
+    A p-value from B simulated data sets is at least ``1 / (B + 1)``, so
+    Fisher's combination of K of them is at least
+    ``chi2.sf(2 K ln(B + 1), 2 K)``. This returns the smallest B of
+    :data:`REFERENCE_SIZES` for which that floor is at most ``alpha / 10``
+    (clearly non-Gaussian data are then rejected with a margin), and the
+    largest, 49, when none is: 19 from five environments on, 29 for four,
+    49 for two or three (at K = 2 no size in the list reaches the margin,
+    and 49 gives 0.0035).
+    """
+    for size in REFERENCE_SIZES[:-1]:
+        if stats.chi2.sf(2 * n_environments * np.log(size + 1), 2 * n_environments) \
+                <= alpha / 10:
+            return size
+    return REFERENCE_SIZES[-1]
 
 
 def gaussianity_test(
@@ -714,6 +738,7 @@ def assess_fit(
     stability: dict | None = None,
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
+    n_simulations: int | None = 49,
     random_state=None,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
@@ -763,6 +788,9 @@ def assess_fit(
     instability_level : float, default=0.5
         Level of the resampling check (edges changed per latent, on average
         over the resamples).
+    n_simulations : int or None, default=49
+        Simulated Gaussian data sets of the Gaussianity check; None takes
+        :func:`reference_size` of the number of environments and ``alpha``.
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
 
@@ -783,7 +811,10 @@ def assess_fit(
         "condition_level": condition_level, "weak_evidence_level": weak_evidence_level,
         "instability_level": instability_level,
     }
-    gauss = checks["gaussianity"] = gaussianity_test(latents, random_state=rng)
+    if n_simulations is None:
+        n_simulations = reference_size(K, alpha)
+    gauss = checks["gaussianity"] = gaussianity_test(
+        latents, n_simulations=n_simulations, random_state=rng)
     if gauss["p_value"] > alpha:
         issues.append(Issue("not_identifiable", (
             f"The data are indistinguishable from Gaussian (p = {gauss['p_value']:.2g}): "

@@ -402,3 +402,34 @@ def test_gaussianity_test_without_or_with_a_bad_number_of_simulations():
     for bad in (-1, 2.5, True):
         with pytest.raises(ValueError, match="n_simulations must be a non-negative integer"):
             gaussianity_test(data, n_simulations=bad)
+
+
+def test_reference_size_is_the_fewest_simulations_that_reject_with_a_margin():
+    from scipy import stats
+
+    from creator_plugin.quality import REFERENCE_SIZES, reference_size
+
+    def floor(size, K):  # Fisher's combination of K smallest possible p-values
+        return stats.chi2.sf(2 * K * np.log(size + 1), 2 * K)
+
+    assert [reference_size(K) for K in range(2, 8)] == [49, 49, 29, 19, 19, 19]
+    for K in range(2, 12):
+        for alpha in (0.01, 0.05, 0.001):
+            B = reference_size(K, alpha)
+            assert all(floor(s, K) > alpha / 10 for s in REFERENCE_SIZES if s < B)
+            assert floor(B, K) <= alpha / 10 or B == REFERENCE_SIZES[-1]
+
+
+def test_the_verdict_simulates_the_reference_size_it_is_asked_for():
+    from creator_plugin.quality import assess_fit, reference_size
+
+    rng = np.random.default_rng(4)
+    latents = [rng.laplace(size=(300, 3)) @ np.triu(rng.normal(size=(3, 3)) + 2)
+               for _ in range(5)]
+    default = assess_fit(latents, random_state=0)
+    assert default.checks["gaussianity"]["n_simulations"] == 49
+    chosen = assess_fit(latents, n_simulations=None, random_state=0)
+    assert chosen.checks["gaussianity"]["n_simulations"] == reference_size(5) == 19
+    # Clearly non-Gaussian latents are rejected with either reference.
+    assert default.checks["gaussianity"]["p_value"] < 0.01
+    assert chosen.checks["gaussianity"]["p_value"] < 0.01

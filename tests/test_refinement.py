@@ -111,3 +111,38 @@ def test_n_refine_validation(bad):
     sim = simulate(2, 2, 200, random_state=0)
     with pytest.raises(ValueError, match="n_refine"):
         CREATOR(2, n_refine=bad).fit(sim.X)
+
+
+def test_refine_min_sources_re_estimates_only_while_that_many_sources_are_left():
+    sim = simulate(5, 5, 800, random_state=3)
+    X_red, _ = reduce_environments(sim.X, 5)
+    every = topological_ordering([x.copy() for x in X_red], random_state=0)
+    later = topological_ordering([x.copy() for x in X_red], random_state=0,
+                                 refine_min_sources=4)
+    for i, (a, b) in enumerate(zip(every.steps[:-1], later.steps[:-1])):
+        m = 5 - i  # sources left at step i
+        if m >= 4:  # the same work as the default up to here
+            assert b["joint_corr2"] == a["joint_corr2"]
+            assert b["refined_scores"] == a["refined_scores"]
+        else:
+            # the starts kept as they are: the re-scored values are the pool's scores
+            assert b["joint_corr2"] == [1.0] * len(b["refined_from"])
+            pool = np.concatenate([b["scores"], b["descended_scores"]])
+            np.testing.assert_allclose(b["refined_scores"], pool[b["refined_from"]],
+                                       rtol=1e-9, atol=1e-12)
+    assert later.steps[0]["chosen"] == every.steps[0]["chosen"]
+
+
+def test_refine_min_sources_through_the_estimator_and_its_validation():
+    sim = simulate(3, 3, 400, random_state=1)
+    default = CREATOR(3, random_state=0).fit(sim.X)
+    none = CREATOR(3, random_state=0, refine_min_sources=4).fit(sim.X)
+    # At d = 3 a start of 4 sources never comes: no step is re-estimated.
+    assert all(s["joint_corr2"] == [1.0] * len(s["refined_from"])
+               for s in none.diagnostics_["ordering"][:-1])
+    assert any(s["joint_corr2"] != [1.0] * len(s["refined_from"])
+               for s in default.diagnostics_["ordering"][:-1])
+    assert CREATOR(3, refine_min_sources=2).get_params()["refine_min_sources"] == 2
+    for bad in (1, 0, 2.5, "4"):
+        with pytest.raises(ValueError, match="refine_min_sources"):
+            CREATOR(3, refine_min_sources=bad).fit(sim.X)
