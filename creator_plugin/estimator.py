@@ -105,10 +105,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         the environments' ICA estimates. ``0`` keeps the best raw
         candidate, as the paper does.
     refine_min_sources : int, default=2
-        Re-estimate jointly only at the ordering steps with at least this
-        many sources left; at the later steps keep the best-scored candidate
-        as it is (the polish re-estimates every direction afterwards). 2
-        re-estimates at every step but the last, which has one source.
+        Re-estimate jointly only at the first ordering step and at the steps
+        with at least this many sources left; at the other steps keep the
+        best-scored candidate as it is (the polish re-estimates every
+        direction afterwards). 2 re-estimates at every step but the last,
+        which has one source.
     polish : bool, default=True
         Once the order is found, re-estimate all the ordering step's
         directions jointly, keeping the order

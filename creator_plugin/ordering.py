@@ -1012,10 +1012,14 @@ def topological_ordering(
         :data:`ICA_MAX_ROWS` evenly spaced rows per environment; scores,
         refinement and polish use every row.
     refine_min_sources : int, default=2
-        Re-estimate jointly only at steps with at least this many sources
-        left; at the steps after them the best-scored start (raw or
-        descended candidate) is kept as it is. The default, 2, re-estimates
-        at every step but the last (which has one source).
+        Re-estimate jointly only at the first step and at steps with at
+        least this many sources left; at the other steps the best-scored
+        start (raw or descended candidate) is kept as it is. The default, 2,
+        re-estimates at every step but the last (which has one source). The
+        first step is always re-estimated: the directions found there shape
+        every later residual, and with ill-conditioned data the starts alone
+        leave enough of the first source in them to spoil the next step's
+        candidates.
     polish : bool, default=True
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
@@ -1109,7 +1113,7 @@ def topological_ordering(
                 pool_scores = np.concatenate([scores, descended_scores])
             starts = _distinct_best(R_list, pool, pool_scores, n_refine)
             found = alphas[:, :i]
-            if m >= refine_min_sources:
+            if m >= refine_min_sources or i == 0:
                 stacked = _stack_rows(R_list)
                 joint = [joint_direction(R_list, pool[:, c], found, stacked=stacked)
                          for c in starts]
