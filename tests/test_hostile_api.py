@@ -77,8 +77,11 @@ def test_intervene_with_a_hand_built_scm(fitted):
 def test_intervene_with_overflowing_values(fitted, value):
     from creator_plugin.adapters import intervene_observations
 
+    # A node with a child: its value reaches the child times a weight, which overflows.
+    parent = int(np.flatnonzero(fitted.adjacency_matrix_.any(axis=1))[0])
+    name = fitted.get_feature_names_out()[parent]
     with pytest.raises(ValueError, match="not finite"):
-        intervene_observations(fitted, {"L1": value}, n_samples=20, random_state=0)
+        intervene_observations(fitted, {name: value}, n_samples=20, random_state=0)
 
 
 @pytest.mark.parametrize("func", [lambda x: x * np.nan, lambda x: x + np.inf])
