@@ -58,7 +58,7 @@ class FitConfig:
     n_latent: int
     scorer: str = "ica_consistency"
     n_refine: int = 3
-    refine_min_sources: int = 2
+    refine_min_sources: int = 4
     polish: bool = True
     disentangle: str = "evidence"
     pruning: str = "residual"

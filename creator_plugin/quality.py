@@ -738,7 +738,7 @@ def assess_fit(
     stability: dict | None = None,
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
-    n_simulations: int | None = 49,
+    n_simulations: int | None = None,
     random_state=None,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
@@ -788,9 +788,10 @@ def assess_fit(
     instability_level : float, default=0.5
         Level of the resampling check (edges changed per latent, on average
         over the resamples).
-    n_simulations : int or None, default=49
+    n_simulations : int or None, default=None
         Simulated Gaussian data sets of the Gaussianity check; None takes
-        :func:`reference_size` of the number of environments and ``alpha``.
+        :func:`reference_size` of the number of environments and ``alpha``
+        (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
 

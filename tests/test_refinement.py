@@ -116,7 +116,8 @@ def test_n_refine_validation(bad):
 def test_refine_min_sources_re_estimates_only_while_that_many_sources_are_left():
     sim = simulate(5, 5, 800, random_state=3)
     X_red, _ = reduce_environments(sim.X, 5)
-    every = topological_ordering([x.copy() for x in X_red], random_state=0)
+    every = topological_ordering([x.copy() for x in X_red], random_state=0,
+                                 refine_min_sources=2)
     later = topological_ordering([x.copy() for x in X_red], random_state=0,
                                  refine_min_sources=4)
     for i, (a, b) in enumerate(zip(every.steps[:-1], later.steps[:-1])):
@@ -144,7 +145,7 @@ def test_refine_min_sources_through_the_estimator_and_its_validation():
     # At d = 3 no step has 4 sources left: only the first step is re-estimated.
     assert re_estimated(every) == [True, True]
     assert re_estimated(first) == [True, False]
-    assert CREATOR(3).get_params()["refine_min_sources"] == 2
+    assert CREATOR(3).get_params()["refine_min_sources"] == 4
     for bad in (1, 0, 2.5, "4"):
         with pytest.raises(ValueError, match="refine_min_sources"):
             CREATOR(3, refine_min_sources=bad).fit(sim.X)
