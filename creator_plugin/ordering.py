@@ -587,21 +587,18 @@ def _stacked_logcosh_objective(stacked: tuple, basis: np.ndarray, S: np.ndarray)
     offset = np.log(2.0) + _GAUSS_LOGCOSH
     environment = np.repeat(np.arange(sizes.size), sizes)  # of each row
     bounds = list(zip(starts.tolist(), (starts + sizes).tolist()))
-    # The elementwise terms of _logcosh_terms, written into arrays kept for
-    # the ascent (the same operations, so the same numbers).
-    t, a, e, work = (scratch_array(stacked.scratch, ("joint", i), (R_all.shape[0],))
-                     for i in range(4))
+    # The elementwise terms are written into arrays kept for the ascent.
+    t, *terms = (scratch_array(stacked.scratch, ("joint", i), (R_all.shape[0],))
+                 for i in range(4))
 
     def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
         Sv = S @ v  # (K, m)
         var = Sv @ v
         sd = np.sqrt(var)
         np.multiply(np.matmul(R_all, basis @ v, out=t), (1.0 / sd)[environment], out=t)
-        np.abs(t, out=a)
-        np.exp(np.multiply(a, -2.0, out=e), out=e)
-        log_cosh = np.add.reduceat(np.add(np.log1p(e, out=work), a, out=work), starts)
-        g = _tanh_from(e, t, out=a)
-        gt = np.add.reduceat(np.multiply(g, t, out=work), starts)
+        lc, g = _logcosh_terms(t, out=terms)
+        log_cosh = np.add.reduceat(lc, starts)
+        gt = np.add.reduceat(np.multiply(g, t, out=lc), starts)
         gR = np.stack([g[lo:hi] @ R_all[lo:hi] for lo, hi in bounds])  # (K, d)
         excess = log_cosh / n - offset
         d_mean = (gR @ basis) / (n * sd)[:, None] - (gt / (n * var))[:, None] * Sv
@@ -694,10 +691,7 @@ def _contrast_terms(Z: np.ndarray, out: list[np.ndarray] | None = None) -> tuple
     written into the five arrays ``out`` (shaped like ``Z``) when given.
     """
     b0, b1, b2, b3, b4 = out if out is not None else [np.empty_like(Z) for _ in range(5)]
-    a = np.abs(Z, out=b0)
-    e = np.exp(np.multiply(a, -2.0, out=b1), out=b1)
-    lc = np.add(a, np.log1p(e, out=b2), out=b2)
-    th = _tanh_from(e, Z, out=b0)
+    lc, th = _logcosh_terms(Z, out=(b0, b1, b2))
     Z2 = np.square(Z, out=b1)
     E = np.exp(np.multiply(Z2, -0.5, out=b3), out=b3)
     ZE = np.multiply(Z, E, out=b4)
@@ -721,11 +715,18 @@ def _contrast_sums_stacked(stacked: tuple, Ms: list[np.ndarray]) -> list[tuple]:
             for r in spans]
 
 
-def _logcosh_terms(t: np.ndarray) -> tuple:
-    """Elementwise ``log(2 cosh t)`` and its derivative ``tanh t``."""
-    a = np.abs(t)
-    e = np.exp(-2.0 * a)
-    return a + np.log1p(e), _tanh_from(e, t)
+def _logcosh_terms(t: np.ndarray, out: tuple | None = None) -> tuple:
+    """Elementwise ``log(2 cosh t)`` and its derivative ``tanh t``.
+
+    With ``out = (b0, b1, b2)`` (arrays shaped like ``t``) nothing is
+    allocated: ``log(2 cosh t)`` is written into ``b2`` and ``tanh t`` into
+    ``b0``; ``b1`` is overwritten (the same operations, so the same numbers).
+    """
+    b0, b1, b2 = out if out is not None else [np.empty_like(t) for _ in range(3)]
+    a = np.abs(t, out=b0)
+    e = np.exp(np.multiply(a, -2.0, out=b1), out=b1)
+    lc = np.add(a, np.log1p(e, out=b2), out=b2)
+    return lc, _tanh_from(e, t, out=b0)
 
 
 def _tanh_from(e: np.ndarray, t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
