@@ -10,8 +10,8 @@ Candidate cuts of the default fit's work (none is the default):
 * ``skip3``: likewise while three or two sources are left;
 * ``ref19``: 19 simulated Gaussian data sets instead of 49 in the verdict's
   Gaussianity check;
-* ``refK``: as many as :func:`reference_size` gives for the number K of
-  environments (19 from K = 5 on, 29 at K = 4, 49 below).
+* ``refK``: as many as :func:`creator_plugin.quality.reference_size` gives for
+  the number K of environments (19 from K = 5 on, 29 at K = 4, 49 below).
 
 Every data set is fitted by every configuration in turn (the order rotates
 from data set to data set), in one process with one BLAS thread, so the
@@ -40,12 +40,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 import creator_plugin.ordering as ordering
 import creator_plugin.quality as quality
 from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
+from creator_plugin.quality import reference_size
 from creator_plugin.simulation import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -66,15 +66,6 @@ def _joint_skipping(up_to: int):
 
 def _gaussianity_19(data, **kwargs):
     return _GAUSSIANITY(data, **{**kwargs, "n_simulations": 19})
-
-
-def reference_size(K: int, alpha: float = 0.01) -> int:
-    """The fewest of 19, 29, 39 simulations with which K smallest p-values combine
-    (Fisher) to at most ``alpha / 10``; 49 (the default) when none does."""
-    for B in (19, 29, 39):
-        if stats.chi2.sf(2 * K * np.log(B + 1), 2 * K) <= alpha / 10:
-            return B
-    return 49
 
 
 def _gaussianity_by_K(data, **kwargs):
