@@ -313,6 +313,12 @@ def consistency_descent(
     ridge = 1e-9 * np.trace(S, axis1=1, axis2=2).sum() * np.eye(d)
     m = Ut.shape[1]
     Ut_flat = Ut.reshape(K * m, d).T  # a @ Ut_flat = [a . u_kc]_(k, c)
+    # After the first step the residuals have rank m < d: the score ignores
+    # the other d - m directions, along which the ridge's solve would turn
+    # rounding in the gradient into steps of about 1e-7 (so results would
+    # depend on the order of the data's columns at that level). Steps are
+    # kept in the residuals' column space.
+    range_basis = np.linalg.eigh(S.sum(axis=0))[1][:, d - m:] if m < d else None
     by_matmul = starts.shape[1] * K * m * d > DESCENT_EINSUM_MAX
 
     def correlations(a: np.ndarray):
@@ -346,6 +352,8 @@ def consistency_descent(
         # Half the gradient; it is orthogonal to x (the score is scale-free).
         g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
         step = -_solve_each(Q + ridge, g)
+        if range_basis is not None:
+            step = (step @ range_basis) @ range_basis.T
         slope = np.sum(g * step, axis=1)  # < 0
         t = np.ones(active.size)
         accepted = np.zeros(active.size, dtype=bool)

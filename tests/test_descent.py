@@ -56,6 +56,24 @@ def test_descent_scores_are_the_consistency_scores_and_never_worse(step0):
     assert np.all(out[np.abs(out).argmax(axis=0), np.arange(out.shape[1])] > 0)
 
 
+def test_descent_stays_in_the_column_space_of_rank_deficient_residuals(step0):
+    # A later step: residuals of rank m = 4 in d = 6 coordinates. The score
+    # ignores the other two directions, so a step along them would be rounding
+    # amplified by the solve (about 1e-7 per iteration before the steps were
+    # kept in the column space): the descended directions must not move there.
+    X_red, _, _ = step0
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.standard_normal((6, 4)))[0]
+    R_list = [x @ basis @ basis.T for x in X_red]
+    dirs = [ica_directions(R, 4, random_state=k)[0] for k, R in enumerate(R_list)]
+    starts = np.hstack(dirs)
+    outside = np.eye(6) - basis @ basis.T
+    assert np.abs(outside @ starts).max() < 1e-12
+    out, scores = consistency_descent(R_list, dirs, starts, max_iter=20)
+    assert scores.min() < ica_consistency_scores(R_list, starts, dirs).min()  # it moved
+    assert np.abs(outside @ out).max() < 1e-12
+
+
 def test_descent_by_matrix_product_equals_the_einsum(step0, monkeypatch):
     """Large problems form the products with the ICA directions as one matrix product."""
     import creator_plugin.ordering as ordering

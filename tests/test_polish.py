@@ -103,7 +103,11 @@ def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluatio
 
     monkeypatch.setattr(ordering, "POLISH_GTOL", 1e-6)
     _, X_red = _reduced(2, n=4000)
-    start = topological_ordering(X_red, random_state=2, polish=False).alphas
+    # A start re-estimated at every step (converged as tightly as the
+    # polish's own steps); from refine_min_sources=4's looser start the
+    # two-stage polish saves exactly half (10 against 20).
+    start = topological_ordering(X_red, random_state=2, polish=False,
+                                 refine_min_sources=2).alphas
     one, info_one = polish_directions(X_red, start, max_rows=None)
     two, info_two = polish_directions(X_red, start, max_rows=500)
     assert "subsample" not in info_one
@@ -174,11 +178,14 @@ def test_estimator_polish_defaults_and_diagnostics():
 
 @pytest.mark.slow
 def test_polish_improves_accuracy_at_d5():
+    # 30 seeds: SHD 0.43 without the polish, 0.23 with it (re-estimating at
+    # every step or not). Seeds 0-9 alone are too few: with
+    # refine_min_sources=4 the two tie there (0.4).
     shd = {False: [], True: []}
-    for seed in range(10):
+    for seed in range(30):
         sim = simulate(5, 5, 1000, random_state=seed)
         for polish in shd:
-            m = CREATOR(5, polish=polish, random_state=seed).fit(sim.X)
+            m = CREATOR(5, polish=polish, random_state=seed, quality=False).fit(sim.X)
             shd[polish].append(metrics.evaluate_model(m, sim)["shd"])
     assert np.mean(shd[True]) < np.mean(shd[False])
 
