@@ -23,9 +23,10 @@ Usage::
 Rows already in the output file (same family and seed, fitted with the same
 settings) are skipped, so an interrupted run resumes. Every row records, besides
 the ``--params`` given, the estimator's resolved settings (``CREATOR(d,
-**params).get_params()``): after a change of defaults, the same command fits
-again instead of skipping, and ``summary`` (and ``tune_defaults.py``) read only
-the rows of the current settings; rows of earlier settings stay in the file.
+**params).get_params()``, plus :data:`NUMERICS`): after a change of defaults
+or of the fit's numerics, the same command fits again instead of skipping,
+and ``summary`` (and ``tune_defaults.py``) read only the rows of the current
+settings; rows of earlier settings stay in the file.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise")
 TUNING_SEEDS = range(0, 100)
 FIRST_EVALUATION_SEED = 10000
 RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
+# Part of every row's settings key: change it whenever the fit's results change
+# without a change of its parameters (a numerical correction), so that resumed
+# runs fit again instead of keeping rows of the earlier code. History:
+# "2026-11-28": the consistency descent steps within the residuals' column space.
+NUMERICS = "2026-11-28"
 
 
 def settings_of(d: int, params: dict | None = None) -> str:
@@ -66,6 +72,7 @@ def settings_of(d: int, params: dict | None = None) -> str:
 def _settings(d: int, params_key: str) -> str:
     resolved = CREATOR(d, **json.loads(params_key)).get_params()
     resolved.pop("random_state", None)
+    resolved["numerics"] = NUMERICS
     return json.dumps(resolved, sort_keys=True, default=repr)
 
 
