@@ -12,6 +12,7 @@ disentanglement are then evaluated on these without refitting
 Without FAMILY: ``simulate(D, D, N, setting=1, edge_prob=0.5)``; with it:
 ``simulate_family(FAMILY, D, D, N)`` (the zoo's package simulator).
 """
+import os
 import sys
 import warnings
 
@@ -27,6 +28,7 @@ from creator_plugin.simulation import simulate_family
 def main() -> None:
     d, n, first, count = map(int, sys.argv[1:5])
     outdir = sys.argv[5]
+    os.makedirs(outdir, exist_ok=True)
     family = sys.argv[6] if len(sys.argv) > 6 else None
     tag = f"_{family}" if family else ""
     for seed in range(first, first + count):
