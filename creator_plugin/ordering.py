@@ -276,7 +276,9 @@ def consistency_descent(
     takes a step along ``-(sum_k P_k / a' S_k a)^{-1}`` times the gradient
     (a descent direction: the matrix is positive semi-definite), with
     backtracking until the score decreases, so no start ends worse than it
-    began. Only ``d x d`` matrices are involved. The score has a local
+    began. Steps stay in the residuals' column space (of rank m < d after
+    the first step), so the result does not depend on rounding along the
+    directions the score ignores. Only ``d x d`` matrices are involved. The score has a local
     minimum near each source direction of each environment, so the caller
     starts from every candidate and keeps the best minima.
 
