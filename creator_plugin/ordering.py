@@ -278,9 +278,10 @@ def consistency_descent(
     backtracking until the score decreases, so no start ends worse than it
     began. Steps stay in the residuals' column space (of rank m < d after
     the first step), so the result does not depend on rounding along the
-    directions the score ignores. Only ``d x d`` matrices are involved. The score has a local
-    minimum near each source direction of each environment, so the caller
-    starts from every candidate and keeps the best minima.
+    directions the score ignores. Only ``d x d`` matrices are involved. The
+    score has a local minimum near each source direction of each
+    environment, so the caller starts from every candidate and keeps the
+    best minima.
 
     Parameters
     ----------
@@ -1028,11 +1029,10 @@ def topological_ordering(
         start (raw or descended candidate) is kept as it is. 2 re-estimates
         at every step but the last (which has one source); with three or two
         sources left that cost about a tenth of a d = 5 fit for no gain in
-        accuracy. The
-        first step is always re-estimated: the directions found there shape
-        every later residual, and with ill-conditioned data the starts alone
-        leave enough of the first source in them to spoil the next step's
-        candidates.
+        accuracy. The first step is always re-estimated: the directions
+        found there shape every later residual, and with ill-conditioned
+        data the starts alone leave enough of the first source in them to
+        spoil the next step's candidates.
     polish : bool, default=True
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
