@@ -18,8 +18,19 @@ def test_settings_are_the_resolved_parameters_without_the_seed():
     settings = json.loads(zoo.settings_of(5, {"prune_threshold": 0.3}))
     expected = CREATOR(5, prune_threshold=0.3).get_params()
     expected.pop("random_state")
+    expected["numerics"] = zoo.NUMERICS  # the fit's numerics revision
     assert settings == json.loads(json.dumps(expected, default=repr))
     assert json.loads(zoo.settings_of(5))["disentangle"] == CREATOR(5).disentangle
+
+
+def test_rows_of_earlier_numerics_are_not_current():
+    # After a numerical correction (NUMERICS changed) rows of the earlier code
+    # are fitted again, although no parameter changed.
+    earlier = json.loads(zoo.settings_of(5))
+    earlier["numerics"] = "an earlier revision"
+    assert not zoo.current(_row({}, json.dumps(earlier, sort_keys=True)))
+    del earlier["numerics"]
+    assert not zoo.current(_row({}, json.dumps(earlier, sort_keys=True)))
 
 
 def test_rows_of_other_settings_are_not_current():
