@@ -105,7 +105,7 @@ def _one(cell: dict, seed: int, n: int, levels: dict, resamples: int) -> dict:
         levels = {"disagreement_level": order_levels(cell["d"], thorough=True)[0], **levels}
     verdict = assess_fit(
         model.latents_, X=X, ordering_steps=model.diagnostics_["ordering"],
-        stability=stability, random_state=seed, **levels,
+        pruning=model.diagnostics_["pruning"], stability=stability, random_state=seed, **levels,
     )
     verdict_seconds = time.perf_counter() - start
     ev = metrics.evaluate(adjacency, Y, model.adjacency_matrix_, model.latents_,

@@ -57,7 +57,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
 # without a change of its parameters (a numerical correction), so that resumed
 # runs fit again instead of keeping rows of the earlier code. History:
 # "2026-11-28": the consistency descent steps within the residuals' column space.
-NUMERICS = "2026-11-28"
+# "2026-11-28b": the verdict checks effect strength (a new issue kind, no new parameter).
+NUMERICS = "2026-11-28b"
 
 
 def settings_of(d: int, params: dict | None = None) -> str:

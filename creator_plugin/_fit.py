@@ -295,7 +295,8 @@ def fit_arrays(
     if noise is not None:
         diagnostics["measurement_noise"] = noise.to_dict()
     if config.quality:
-        verdict = _verdict_stage(X_list, latents, adjacency, order, config, threshold, rng)
+        verdict = _verdict_stage(X_list, latents, adjacency, decisions, order, config,
+                                 threshold, rng)
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
@@ -394,7 +395,8 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
     return components, order, features, refinement
 
 
-def _verdict_stage(X_list, latents, adjacency, order, config: FitConfig, threshold, rng):
+def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
+                   threshold, rng):
     """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
     stability = None
     if config.quality_resamples:
@@ -411,6 +413,7 @@ def _verdict_stage(X_list, latents, adjacency, order, config: FitConfig, thresho
     return assess_fit(
         latents, X=X_list if config.check_n_latent else None,
         ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
+        pruning=decisions if config.pruning == "residual" else None,
         weak_evidence_level=config.weak_evidence_level, stability=stability, random_state=rng,
         **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
            if config.quality_resamples else {}),

@@ -30,6 +30,7 @@ __all__ = [
     "Verdict",
     "assess_fit",
     "cumulant_statistic",
+    "effect_strength",
     "gaussianity_test",
     "homogeneity_test",
     "mean_shift_share",
@@ -657,6 +658,48 @@ def order_levels(d: int, *, thorough: bool = False) -> tuple[float, float]:
     return (base + DISAGREEMENT_LEVEL_PER_LATENT * beyond,
             1e6 * CONDITION_LEVEL_FACTOR**beyond)
 
+#: Level of the effect-strength check (:func:`effect_strength`): a fit whose
+#: latents are dependent is flagged when its strongest edge's pruning
+#: statistic is below this multiple of the pruning level. Chosen on simulated
+#: data set aside for choosing it (docs/results/verdict.md).
+WEAK_EFFECTS_LEVEL = 2.0
+
+
+def effect_strength(pruning: list[dict]) -> dict:
+    """How far the kept edges' statistics are above the pruning level.
+
+    The residual rule (:func:`creator_plugin.pruning.prune`) keeps an edge
+    when its statistic, the part of its coefficient vector across
+    environments that earlier kept vectors do not explain, exceeds a level
+    (0.2 in units of noise SDs per SD of the parent's innovation at K = 5).
+    When the latents depend on each other but even the strongest kept edge
+    is within a small factor of that level, or no edge is kept at all, every
+    effect is of the size of the level: which edges are kept, and which
+    weaker ones are dropped, is then decided by estimation error, and the
+    graph misses the dependence the latents show.
+
+    Parameters
+    ----------
+    pruning : list of dict
+        The fit's pruning decisions (``diagnostics_["pruning"]``) under the
+        residual rule.
+
+    Returns
+    -------
+    dict
+        ``n_edges``; ``strongest`` (the largest kept statistic, None without
+        edges); ``level`` (the pruning level); ``ratio`` (``strongest /
+        level``, 0.0 without edges; None when no pair was tested).
+    """
+    if not pruning:
+        return {"n_edges": 0, "strongest": None, "level": None, "ratio": None}
+    level = float(pruning[0]["threshold"])
+    kept = [float(p["statistic"]) for p in pruning if p["edge"]]
+    strongest = max(kept) if kept else None
+    ratio = (strongest / level if level > 0 else float("inf")) if kept else 0.0
+    return {"n_edges": len(kept), "strongest": strongest, "level": level, "ratio": ratio}
+
+
 #: The kinds of issue a verdict can name, with their plain-language titles.
 ISSUE_KINDS = {
     "not_identifiable": "not identifiable (Gaussian or near-Gaussian noise)",
@@ -665,6 +708,7 @@ ISSUE_KINDS = {
     "n_latent_mismatch": "n_latent mismatch",
     "invariant_mechanisms": "causal weights do not change enough across environments",
     "mean_shifts_ignored": "environments differ mostly in their means, which CREATOR ignores",
+    "weak_effects": "every effect is near the pruning level",
     "unstable_result": "unstable under resampling",
 }
 
@@ -699,7 +743,8 @@ class Verdict:
         Empty when no check found a reason for doubt.
     checks : dict
         The evidence: the result of every check that ran, by name
-        (``"gaussianity"``, ``"heterogeneity"``, ``"ica_agreement"``,
+        (``"gaussianity"``, ``"heterogeneity"``, ``"mechanisms"``,
+        ``"effect_strength"``, ``"mean_shifts"``, ``"ica_agreement"``,
         ``"conditioning"``, ``"weak_ordering_steps"``, ``"n_latent"``,
         ``"stability"``),
         and the ``"levels"`` used.
@@ -731,10 +776,12 @@ def assess_fit(
     *,
     X=None,
     ordering_steps: list[dict] | None = None,
+    pruning: list[dict] | None = None,
     alpha: float = 0.01,
     disagreement_level: float | None = None,
     condition_level: float | None = None,
     weak_evidence_level: float = 0.1,
+    weak_effects_level: float = WEAK_EFFECTS_LEVEL,
     stability: dict | None = None,
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
@@ -755,6 +802,10 @@ def assess_fit(
       ``condition_level`` or more (:func:`latent_conditioning`), or an
       ordering step's best ICA-consistency score exceeds
       ``weak_evidence_level`` per environment;
+    * ``"weak_effects"``: the latents are dependent, but the strongest
+      kept edge's pruning statistic is below ``weak_effects_level`` times
+      the pruning level, or no edge is kept (:func:`effect_strength`; only
+      when ``pruning`` is given);
     * ``"n_latent_mismatch"``: :func:`creator_plugin.dimension.n_latent_evidence`
       says ``n_latent`` (the latents' width) leaves out signal or includes
       noise (only when ``X`` is given);
@@ -775,6 +826,11 @@ def assess_fit(
     ordering_steps : list of dict, optional
         The ordering step's diagnostics (``best_score`` per step, on the
         0..K scale of the ``"ica_consistency"`` scorer).
+    pruning : list of dict, optional
+        The pruning decisions of the residual rule (``diagnostics_["pruning"]``
+        of a fit with ``pruning="residual"``), for the effect-strength check.
+        The rank rules' statistics are rank counts, not effect sizes: do not
+        pass them.
     alpha : float, default=0.01
         Level of the Gaussianity, homogeneity and factor-model tests.
     disagreement_level, condition_level : float or None, default=None
@@ -782,6 +838,9 @@ def assess_fit(
         latents' number (4.5 and 1e6 up to five latents, growing beyond).
     weak_evidence_level : float, default=0.1
         Level of the order check's ordering steps.
+    weak_effects_level : float, default=2.0
+        Level of the effect-strength check, as a multiple of the pruning
+        level.
     stability : dict, optional
         The result of :func:`creator_plugin.stability.resample_stability`
         for this fit.
@@ -810,7 +869,7 @@ def assess_fit(
     checks["levels"] = {
         "alpha": alpha, "disagreement_level": disagreement_level,
         "condition_level": condition_level, "weak_evidence_level": weak_evidence_level,
-        "instability_level": instability_level,
+        "weak_effects_level": weak_effects_level, "instability_level": instability_level,
     }
     if n_simulations is None:
         n_simulations = reference_size(K, alpha)
@@ -846,6 +905,20 @@ def assess_fit(
                 "changes across |parents| + 1 environments, so edges into nodes with two or "
                 "more parents can be missed. Methods built for interventional data fit such "
                 "data better.")))
+        if pruning and not mech["independent_latents"]:
+            strength = checks["effect_strength"] = effect_strength(pruning)
+            if strength["ratio"] < weak_effects_level:
+                found = (
+                    f"the strongest edge's statistic is {strength['strongest']:.2g}, "
+                    f"{strength['ratio']:.1f} times the pruning level {strength['level']:.2g}"
+                    if strength["n_edges"] else "no edge passes the pruning level "
+                    f"{strength['level']:.2g}")
+                issues.append(Issue("weak_effects", (
+                    f"The latents depend on each other (p = {mech['dependence_p_value']:.2g}), "
+                    f"but {found} (< {weak_effects_level:g} times). Every effect is about the "
+                    "size of the level, so which edges are kept is decided by estimation error "
+                    "and weaker edges are likely missing. Run creator_plugin.bootstrap, or "
+                    "refit with a lower prune_threshold and compare the graphs.")))
     shift = checks["mean_shifts"] = mean_shift_share(latents)
     if shift["share"] >= mean_shift_level:
         issues.append(Issue("mean_shifts_ignored", (

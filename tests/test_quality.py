@@ -11,6 +11,7 @@ from creator_plugin.quality import (
     ISSUE_KINDS,
     assess_fit,
     cumulant_statistic,
+    effect_strength,
     gaussianity_test,
     homogeneity_test,
     ica_agreement,
@@ -433,3 +434,77 @@ def test_the_verdict_simulates_the_reference_size_it_is_asked_for():
     # Clearly non-Gaussian latents are rejected with either reference.
     assert default.checks["gaussianity"]["p_value"] < 0.01
     assert chosen.checks["gaussianity"]["p_value"] < 0.01
+
+
+def _decisions(stats, edges, threshold=0.2):
+    return [{"parent": 0, "child": i + 1, "statistic": st, "threshold": threshold, "edge": e}
+            for i, (st, e) in enumerate(zip(stats, edges))]
+
+
+def test_effect_strength_is_the_strongest_kept_statistic_over_the_level():
+    s = effect_strength(_decisions([0.05, 0.7, 0.3], [False, True, True]))
+    assert s == {"n_edges": 2, "strongest": 0.7, "level": 0.2, "ratio": pytest.approx(3.5)}
+    none_kept = effect_strength(_decisions([0.15, 0.1], [False, False]))
+    assert none_kept["n_edges"] == 0 and none_kept["strongest"] is None
+    assert none_kept["ratio"] == 0.0
+    assert effect_strength([])["ratio"] is None  # one latent: nothing was tested
+
+
+def _chain_latents(weight, seed=0, K=4, n=2000):
+    """Two latents, y1 = weight * y0 + e1, y0's scale 1, 2, 3, ... in environment k."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(K):
+        y0 = rng.laplace(size=n) * (1 + k)
+        y1 = weight * y0 + rng.laplace(size=n)
+        out.append(np.column_stack([y0, y1]))
+    return out
+
+
+def test_weak_effects_are_flagged_only_when_the_latents_are_dependent():
+    dependent = _chain_latents(0.3)
+    weak = _decisions([0.3], [True])  # 1.5 times the level
+    strong = _decisions([0.9], [True])  # 4.5 times
+    dropped = _decisions([0.15], [False])
+    assert "weak_effects" in assess_fit(dependent, pruning=weak, random_state=0).kinds
+    assert "weak_effects" in assess_fit(dependent, pruning=dropped, random_state=0).kinds
+    assert "weak_effects" not in assess_fit(dependent, pruning=strong, random_state=0).kinds
+    # without the pruning decisions the check does not run
+    plain = assess_fit(dependent, random_state=0)
+    assert "weak_effects" not in plain.kinds and "effect_strength" not in plain.checks
+    # a stricter level flags the stronger edge too
+    assert "weak_effects" in assess_fit(dependent, pruning=strong, weak_effects_level=5.0,
+                                        random_state=0).kinds
+    # independent latents: the empty graph is what the data show; the verdict says
+    # instead that invariant edges would be invisible
+    independent = _chain_latents(0.0)
+    verdict = assess_fit(independent, pruning=dropped, random_state=0)
+    assert "weak_effects" not in verdict.kinds
+    assert "invariant_mechanisms" in verdict.kinds
+
+
+def test_a_fit_whose_every_weight_is_small_is_flagged_weak_effects():
+    from creator_plugin.simulation import simulate_family
+
+    weak = simulate_family("weak_weights", 5, 5, 1000, random_state=0)
+    model = _fit(weak.X, 5)
+    assert "weak_effects" in [i["kind"] for i in model.diagnostics_["quality"]["issues"]]
+    strength = model.diagnostics_["quality"]["checks"]["effect_strength"]
+    assert strength["ratio"] < 2.0
+    # the same generator with full-size weights: the effects are far above the level
+    full = simulate_family("paper", 5, 5, 1000, random_state=0)
+    model = _fit(full.X, 5)
+    assert "weak_effects" not in [i["kind"] for i in model.diagnostics_["quality"]["issues"]]
+    assert model.diagnostics_["quality"]["checks"]["effect_strength"]["ratio"] > 5.0
+
+
+def test_the_rank_rules_skip_the_effect_strength_check():
+    from creator_plugin.simulation import simulate_family
+
+    weak = simulate_family("weak_weights", 5, 5, 1000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CREATOR(5, pruning="rank", random_state=0).fit(weak.X)
+    quality = model.diagnostics_["quality"]
+    assert "effect_strength" not in quality["checks"]
+    assert "weak_effects" not in [i["kind"] for i in quality["issues"]]
