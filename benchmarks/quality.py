@@ -123,6 +123,7 @@ def _one(cell: dict, seed: int, n: int, levels: dict, resamples: int) -> dict:
         "calibrated_disagreement": c["ica_agreement"]["calibrated"],
         "max_condition": max(c["conditioning"]["condition_numbers"]),
         "weak_steps": len(c["weak_ordering_steps"]),
+        "effect_ratio": (c.get("effect_strength") or {}).get("ratio"),
         "n_latent_status": c["n_latent"]["status"],
         "resamples": resamples,
         "instability": stability["instability"] if stability else float("nan"),
@@ -199,8 +200,8 @@ def summarize_hard(rows: list[dict]) -> str:
     """Markdown: flagged shares among fits with SHD >= 3 and with SHD <= 1, by issue kind."""
     bad = [r for r in rows if r["shd"] >= 3]
     good = [r for r in rows if r["shd"] <= 1]
-    kinds = ("not_identifiable", "no_heterogeneity", "unreliable_order", "n_latent_mismatch",
-             "unstable_result")
+    kinds = ("not_identifiable", "no_heterogeneity", "unreliable_order", "weak_effects",
+             "n_latent_mismatch", "unstable_result")
 
     def share(sub, pred):
         return f"{np.mean([pred(r) for r in sub]):.1%}" if sub else "-"
