@@ -802,10 +802,10 @@ def assess_fit(
       ``condition_level`` or more (:func:`latent_conditioning`), or an
       ordering step's best ICA-consistency score exceeds
       ``weak_evidence_level`` per environment;
-    * ``"weak_effects"``: the latents are dependent, but the strongest
-      kept edge's pruning statistic is below ``weak_effects_level`` times
-      the pruning level, or no edge is kept (:func:`effect_strength`; only
-      when ``pruning`` is given);
+    * ``"weak_effects"``: the environments differ and the latents are
+      dependent, but the strongest kept edge's pruning statistic is below
+      ``weak_effects_level`` times the pruning level, or no edge is kept
+      (:func:`effect_strength`; only when ``pruning`` is given);
     * ``"n_latent_mismatch"``: :func:`creator_plugin.dimension.n_latent_evidence`
       says ``n_latent`` (the latents' width) leaves out signal or includes
       noise (only when ``X`` is given);
