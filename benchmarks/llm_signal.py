@@ -183,7 +183,7 @@ def _issue_counts(sub: pd.DataFrame) -> str:
     kinds = [k for v in sub["issues"].fillna("") for k in str(v).split(";") if k]
     short = {"not_identifiable": "NI", "no_heterogeneity": "NH", "unreliable_order": "UO",
              "n_latent_mismatch": "NL", "invariant_mechanisms": "IM",
-             "mean_shifts_ignored": "MS"}
+             "mean_shifts_ignored": "MS", "weak_effects": "WE"}
     return ", ".join(f"{short.get(k, k)} {kinds.count(k)}" for k in sorted(set(kinds))) or "–"
 
 
@@ -199,7 +199,8 @@ def table(rows: pd.DataFrame, design: dict) -> str:
         "headline's representation; everything else is an exploration.", "",
         "Issue kinds (counts over the cell's runs): NI not identifiable (Gaussianity "
         "p > 0.01), NH no heterogeneity, UO unreliable order, NL n_latent mismatch, "
-        "IM invariant mechanisms, MS mean shifts ignored.", "",
+        "IM invariant mechanisms, MS mean shifts ignored, WE every effect near the pruning "
+        "level.", "",
         "| stage | layer | p | CV R² of grades (BG, CD, ED) | grade R² on top-3 PCs "
         "(BG, CD, ED) | top-3 share in grades | λ3/λ4 | Gaussianity p (median) | "
         "heterogeneity p (median) | ICA disagreement (median) | n_latent: too few | "
