@@ -525,12 +525,18 @@ def mechanism_heterogeneity(
         ``few_regimes`` (the two findings above).
     """
     K, d = len(latents), latents[0].shape[1]
-    centred = [np.asarray(L, dtype=float) - np.mean(L, axis=0) for L in latents]
+    # Every quantity is a function of each environment's covariance, accumulated
+    # in blocks of rows: no centred copy of the latents.
+    covs, sizes = [], []
+    for L in latents:
+        L = np.asarray(L, dtype=float)
+        sizes.append(L.shape[0])
+        covs.append(centred_scatter(L, L.mean(axis=0)) / L.shape[0])
     stat, df = 0.0, 0
-    for L in centred:
-        n = L.shape[0]
-        sd = L.std(axis=0)
-        R = (L.T @ L) / n / np.outer(np.where(sd > 0, sd, 1.0), np.where(sd > 0, sd, 1.0))
+    for S, n in zip(covs, sizes):
+        sd = np.sqrt(np.maximum(np.diag(S), 0.0))
+        sd = np.where(sd > 0, sd, 1.0)
+        R = S / np.outer(sd, sd)
         iu = np.triu_indices(d, 1)
         stat += (n - 3) * float(np.sum(np.arctanh(np.clip(R[iu], -0.999999, 0.999999)) ** 2))
         df += len(iu[0])
@@ -538,9 +544,11 @@ def mechanism_heterogeneity(
     regimes = []
     for i in range(1, d):
         rows = []
-        for L in centred:
-            w, *_ = np.linalg.lstsq(L[:, :i], L[:, i], rcond=None)
-            omega = max(float(np.std(L[:, i] - L[:, :i] @ w)), 1e-300)
+        for S in covs:
+            # least squares of latent i on latents 0..i-1, from the covariance
+            w = np.linalg.lstsq(S[:i, :i], S[:i, i], rcond=None)[0]
+            resid_var = float(S[i, i] - S[:i, i] @ w)
+            omega = max(np.sqrt(max(resid_var, 0.0)), 1e-300)
             rows.append(np.concatenate([-w, [1.0]]) / omega)
         rows = np.array(rows)
         labels = list(range(K))
@@ -573,7 +581,8 @@ def mean_shift_share(latents: list[np.ndarray]) -> dict:
     means = np.stack([L.mean(axis=0) for L in L_all])
     grand = n @ means / n.sum()
     between = (n[:, None] * (means - grand) ** 2).sum(axis=0)
-    within = sum(((L - m) ** 2).sum(axis=0) for L, m in zip(L_all, means))
+    # within-environment sums of squares from scatters accumulated in blocks of rows
+    within = sum(np.diag(centred_scatter(L, m)) for L, m in zip(L_all, means))
     total = between + within
     per = np.where(total > 0, between / np.where(total > 0, total, 1.0), 0.0)
     return {"share": float(between.sum() / max(total.sum(), 1e-300)),

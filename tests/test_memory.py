@@ -137,3 +137,20 @@ def test_memory_mapped_files_are_fitted_in_place(tmp_path, fit):
     np.testing.assert_array_equal(model.adjacency_matrix_, ref.adjacency_matrix_)
     for a, b in zip(model.latents_, ref.latents_):
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_the_verdicts_mechanism_and_mean_shift_checks_read_the_latents_in_blocks():
+    """No centred or squared copy of the latents: the traced peak is a block, not an input."""
+    from creator_plugin.quality import mean_shift_share, mechanism_heterogeneity
+
+    rng = np.random.default_rng(0)
+    latents = [rng.laplace(size=(1_000_000, 5)) * (1 + k) for k in range(2)]  # 80 MB in all
+    size = sum(L.nbytes for L in latents)
+    for check in (mechanism_heterogeneity, mean_shift_share):
+        tracemalloc.start()
+        try:
+            check(latents)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 0.4 * size, (check.__name__, peak / size)
