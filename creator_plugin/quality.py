@@ -486,8 +486,23 @@ def _fastica_error_mean(S: np.ndarray) -> np.ndarray:
     return V.sum(axis=1)
 
 
+def _latent_moments(latents: list[np.ndarray]) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """``(n_k, mean_k, scatter_k)`` per environment, the scatter accumulated in blocks of rows.
+
+    The mechanism, mean-shift and conditioning checks are functions of these
+    moments; :func:`assess_fit` computes them once and passes them to all three.
+    """
+    out = []
+    for L in latents:
+        L = np.asarray(L, dtype=float)
+        mean = L.mean(axis=0)
+        out.append((L.shape[0], mean, centred_scatter(L, mean)))
+    return out
+
+
 def mechanism_heterogeneity(
-    latents: list[np.ndarray], *, same_level: float = 0.15, dependence_level: float = 0.01
+    latents: list[np.ndarray], *, same_level: float = 0.15, dependence_level: float = 0.01,
+    moments: list | None = None,
 ) -> dict:
     """How the recovered latents' mechanisms differ across environments.
 
@@ -516,6 +531,9 @@ def mechanism_heterogeneity(
     latents : list of ndarray (n_k, d)
     same_level : float, default=0.15
     dependence_level : float, default=0.01
+    moments : list, optional
+        The latents' per-environment moments, when already computed (the
+        verdict reads the rows once for this and two other checks).
 
     Returns
     -------
@@ -527,11 +545,9 @@ def mechanism_heterogeneity(
     K, d = len(latents), latents[0].shape[1]
     # Every quantity is a function of each environment's covariance, accumulated
     # in blocks of rows: no centred copy of the latents.
-    covs, sizes = [], []
-    for L in latents:
-        L = np.asarray(L, dtype=float)
-        sizes.append(L.shape[0])
-        covs.append(centred_scatter(L, L.mean(axis=0)) / L.shape[0])
+    moments = _latent_moments(latents) if moments is None else moments
+    sizes = [n for n, _, _ in moments]
+    covs = [scatter / n for n, _, scatter in moments]
     stat, df = 0.0, 0
     for S, n in zip(covs, sizes):
         sd = np.sqrt(np.maximum(np.diag(S), 0.0))
@@ -567,29 +583,29 @@ def mechanism_heterogeneity(
     }
 
 
-def mean_shift_share(latents: list[np.ndarray]) -> dict:
+def mean_shift_share(latents: list[np.ndarray], *, moments: list | None = None) -> dict:
     """Share of the latents' variance that lies between the environments' means.
 
     CREATOR centres every environment on its own mean and reads the graph
     from how the covariances change; shifts of the means between
     environments are not used. ``share`` is the between-environment sum of
     squares over the total, pooled over the latents (each in its pooled
-    within-environment SD); ``per_latent`` the same per latent.
+    within-environment SD); ``per_latent`` the same per latent. ``moments``:
+    as in :func:`mechanism_heterogeneity`.
     """
-    L_all = [np.asarray(L, dtype=float) for L in latents]
-    n = np.array([L.shape[0] for L in L_all], dtype=float)
-    means = np.stack([L.mean(axis=0) for L in L_all])
+    moments = _latent_moments(latents) if moments is None else moments
+    n = np.array([m[0] for m in moments], dtype=float)
+    means = np.stack([m[1] for m in moments])
     grand = n @ means / n.sum()
     between = (n[:, None] * (means - grand) ** 2).sum(axis=0)
-    # within-environment sums of squares from scatters accumulated in blocks of rows
-    within = sum(np.diag(centred_scatter(L, m)) for L, m in zip(L_all, means))
+    within = sum(np.diag(m[2]) for m in moments)
     total = between + within
     per = np.where(total > 0, between / np.where(total > 0, total, 1.0), 0.0)
     return {"share": float(between.sum() / max(total.sum(), 1e-300)),
             "per_latent": per.tolist()}
 
 
-def latent_conditioning(latents: list[np.ndarray]) -> dict:
+def latent_conditioning(latents: list[np.ndarray], *, moments: list | None = None) -> dict:
     """Condition number of every environment's latent correlation matrix.
 
     A very large value means some latent is almost a linear function of the
@@ -597,19 +613,18 @@ def latent_conditioning(latents: list[np.ndarray]) -> dict:
     variance (chains of large weights), and the ordering step, which
     residualises one step at a time, loses precision.
 
+    ``moments``: as in :func:`mechanism_heterogeneity`.
+
     Returns
     -------
     dict
         ``condition_numbers`` (per environment) and ``worst_environment``.
     """
     conds = []
-    for L in latents:
-        L = np.asarray(L, dtype=float)
-        if L.shape[1] == 1:
+    for _, _, scatter in _latent_moments(latents) if moments is None else moments:
+        if scatter.shape[0] == 1:
             conds.append(1.0)
             continue
-        # From the scatter, accumulated in blocks of rows: no centred copy of L.
-        scatter = centred_scatter(L, L.mean(axis=0))
         sd = np.sqrt(np.diag(scatter))
         ev = np.linalg.eigvalsh(scatter / np.outer(sd, sd))
         conds.append(float(ev[-1] / max(ev[0], 1e-300)))
@@ -890,6 +905,7 @@ def assess_fit(
             "CREATOR needs non-Gaussian noise, so the order, graph and features are not "
             "identified. Collect data whose noise is non-Gaussian, or do not interpret "
             "the graph.")))
+    moments = _latent_moments(latents)  # one pass over the rows for three checks
     het = checks["heterogeneity"] = homogeneity_test(latents, random_state=rng)
     if het["p_value"] > alpha:
         issues.append(Issue("no_heterogeneity", (
@@ -897,7 +913,7 @@ def assess_fit(
             f"{het['p_value']:.2g}): without heterogeneity the graph is not identified and "
             "an empty or arbitrary graph is expected. Check the environment labels.")))
     else:  # the environments differ: do the latents' mechanisms?
-        mech = checks["mechanisms"] = mechanism_heterogeneity(latents)
+        mech = checks["mechanisms"] = mechanism_heterogeneity(latents, moments=moments)
         if mech["independent_latents"]:
             issues.append(Issue("invariant_mechanisms", (
                 f"The recovered latents are independent in every environment (p = "
@@ -928,7 +944,7 @@ def assess_fit(
                     "size of the level, so which edges are kept is decided by estimation error "
                     "and weaker edges are likely missing. Run creator_plugin.bootstrap, or "
                     "refit with a lower prune_threshold and compare the graphs.")))
-    shift = checks["mean_shifts"] = mean_shift_share(latents)
+    shift = checks["mean_shifts"] = mean_shift_share(latents, moments=moments)
     if shift["share"] >= mean_shift_level:
         issues.append(Issue("mean_shifts_ignored", (
             f"{100 * shift['share']:.0f}% of the latent features' variance lies in "
@@ -937,7 +953,7 @@ def assess_fit(
             "environments are interventions that shift means, use a method that models them, "
             "such as causal-learn's CD-NOD (causallearn.search.ConstraintBased.CDNOD).")))
     agree = checks["ica_agreement"] = ica_agreement(latents, random_state=rng)
-    cond = checks["conditioning"] = latent_conditioning(latents)
+    cond = checks["conditioning"] = latent_conditioning(latents, moments=moments)
     weak = []
     if ordering_steps is not None:
         weak = [s["step"] for s in ordering_steps[:-1] if s["best_score"] / K > weak_evidence_level]
