@@ -50,8 +50,9 @@ def main() -> None:
             r = fit_arrays(sim.X, FitConfig(d, quality=False, keep_features=True),
                            random_state=seed)
         ev = evaluate(sim.adjacency, sim.Y, r.adjacency, r.latents)
-        Cn = np.zeros((d, d)) if sim.Z is None else np.stack([np.abs(np.corrcoef(zh.T, zt.T)[:d, d:])
-                       for zh, zt in zip(r.ordering.noises, sim.Z)]).mean(0)
+        Cn = np.zeros((d, d)) if sim.Z is None else np.stack(
+            [np.abs(np.corrcoef(zh.T, zt.T)[:d, d:])
+             for zh, zt in zip(r.ordering.noises, sim.Z)]).mean(0)
         np.savez(f"{outdir}/d{d}{tag}_n{n}_s{seed}.npz",
                  ent=np.concatenate(r.entangled), sizes=[e.shape[0] for e in r.entangled],
                  adjacency=r.adjacency,

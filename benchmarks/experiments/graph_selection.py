@@ -139,9 +139,11 @@ def run(path, band, pen, refine):
         true_score = graph_score(At_pos, B, S, n, pen, refine)[0] - graph_score(
             A0, B, S, n, pen, refine)[0]
     fam = re.search(r"d\d+_?(.*)_n\d+_s", path.rsplit("/", 1)[-1]).group(1) or "default"
-    return {"seed": seed, "family": fam, "fit_shd": int(z["fit_shd"]), "band": band, "pen": pen, "refine": refine,
+    return {"seed": seed, "family": fam, "fit_shd": int(z["fit_shd"]), "band": band,
+            "pen": pen, "refine": refine,
             "n_cand": len([1 for q in dec if t / band <= q["statistic"] <= t * band]),
-            "flips": flips, "shd0": rec0["shd"], "shd1": rec1["shd"], "shd2": rec2["shd"], "locr2_2": rec2["locr2"],
+            "flips": flips, "shd0": rec0["shd"], "shd1": rec1["shd"], "shd2": rec2["shd"],
+            "locr2_2": rec2["locr2"],
             "locr2_0": rec0["locr2"], "locr2_1": rec1["locr2"],
             "shd_noise0": rec0.get("shd_noise"), "shd_noise1": rec1.get("shd_noise"),
             "true_minus_pruned": true_score}
