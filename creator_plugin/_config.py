@@ -30,8 +30,8 @@ class FitConfig:
     ----------
     n_latent : int
         The number of latent features d (``"auto"`` already resolved).
-    scorer, n_refine, refine_min_sources, polish, disentangle, pruning, prune_threshold,
-    standardize, weak_evidence_level, quality, quality_resamples
+    scorer, n_refine, refine_min_sources, polish, disentangle, pruning, revise_graph,
+    prune_threshold, standardize, weak_evidence_level, quality, quality_resamples
         As in :class:`creator_plugin.CREATOR` (``prune_threshold`` may still
         be ``"auto"``: its value depends on the number of environments).
     ica_options : Mapping
@@ -62,6 +62,7 @@ class FitConfig:
     polish: bool = True
     disentangle: str = "evidence"
     pruning: str = "residual"
+    revise_graph: bool = False
     prune_threshold: float | str = "auto"
     standardize: bool = True
     ica_options: Mapping = field(default_factory=lambda: ICA_DEFAULTS)

@@ -48,6 +48,7 @@ from .pruning import (
     standardised_coefficients,
 )
 from .quality import ISSUE_KINDS, assess_fit, order_levels
+from .revision import revise_graph
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -272,6 +273,9 @@ def fit_arrays(
     red, threshold, noise = ordering.reduction, _threshold(config, K), ordering.noise
     found = _environment_warnings(K, d) + _reduction_warnings(red)
     adjacency, decisions, tested, scales = _prune_stage(ordering, config, threshold)
+    revision = None
+    if config.revise_graph:
+        adjacency, decisions, revision = _revise_stage(ordering, adjacency, decisions, scales)
     components, order, entangled, refinement = _disentangle_stage(
         ordering, config, adjacency, tested, scales)
     n_rows = np.array([x.shape[0] for x in ordering.reduced])
@@ -291,6 +295,7 @@ def fit_arrays(
         "partly_constant_columns": red.partly_constant_columns.tolist(),
         "n_ica_not_converged": order.n_ica_not_converged, "polish": order.polish,
         "disentangle": refinement, "weak_ordering_steps": weak_steps,
+        "graph_revision": revision,
     }
     if noise is not None:
         diagnostics["measurement_noise"] = noise.to_dict()
@@ -359,6 +364,39 @@ def _prune_stage(stage: OrderingStage, config: FitConfig, threshold: float):
     return adjacency, decisions, tested, (alphas, feature_sd, reference, B)
 
 
+def _likelihood_covariances(stage: OrderingStage, alphas, scatters, n_rows) -> np.ndarray:
+    """Per-environment covariances of the entangled features the likelihoods read.
+
+    The centred scatters over the rows, or, with a measurement-noise
+    correction, the corrected signal moments.
+    """
+    X_red = stage.reduced
+    covs = scatters if stage.noise is None else [
+        alphas.T @ g @ alphas for g in stage.noise.signal_grams([x.T @ x for x in X_red])]
+    return np.stack(covs) / n_rows[:, None, None]
+
+
+def _revise_stage(stage: OrderingStage, adjacency, decisions, scales):
+    """Step 2b (``revise_graph=True``): flip near-level decisions by the profiled likelihood.
+
+    Returns the revised adjacency, the decisions with ``"edge"`` updated (a
+    flipped pair also carries ``"revised": True``) and the search's record
+    (:func:`creator_plugin.revision.revise_graph`).
+    """
+    X_red = stage.reduced
+    alphas, B = scales[0], scales[3]
+    n_rows = np.array([x.shape[0] for x in X_red])
+    _, scatters = feature_moments(MappedArrays(X_red, [alphas] * len(X_red)))
+    covs = _likelihood_covariances(stage, alphas, scatters, n_rows)
+    revised, info = revise_graph(B, covs, n_rows, adjacency, decisions)
+    flipped = {tuple(pair) for pair in info["flips"]}
+    decisions = [
+        {**q, "edge": bool(revised[q["parent"], q["child"]]),
+         **({"revised": True} if (q["parent"], q["child"]) in flipped else {})}
+        for q in decisions]
+    return revised, decisions, info
+
+
 def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, tested, scales):
     """Step 3: the disentangling matrix, then the encoder in measurement coordinates.
 
@@ -382,10 +420,8 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
     else:
         C = disentangling_matrix(B, adjacency, evidence=config.disentangle == "evidence")
         if config.disentangle == "likelihood":
-            covs = scatters if stage.noise is None else [
-                alphas.T @ g @ alphas for g in stage.noise.signal_grams([x.T @ x for x in X_red])]
             C, refinement = refine_disentangling(
-                C, np.stack(covs) / n_rows[:, None, None], n_rows, adjacency)
+                C, _likelihood_covariances(stage, alphas, scatters, n_rows), n_rows, adjacency)
     C = orient_and_scale(C, gram, np.sum(scatters, axis=0), int(n_rows.sum()))
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
     keep = config.keep_features
