@@ -5,7 +5,7 @@ coefficients of the ordering's noises. It never asks whether the features
 the disentanglement then builds follow the graph it returns, and at d = 10 one
 wrong decision can make the subspace intersection build a feature for the
 wrong subspace. This step scores a graph G by how well features disentangled
-for G follow a linear SEM over G in every environment:
+for G follow a linear SEM over G in every environment::
 
     score(G) = min_C sum_k n_k (sum_j log s_kj(C) - log det(C^T S_k C))
                + penalty * |E| * sum_k log n_k
