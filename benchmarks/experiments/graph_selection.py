@@ -53,7 +53,8 @@ def sem_criterion(C, S, n, A):
 def graph_score(A, B, S, n, pen, refine):
     C = disentangling_matrix(B, A, evidence=True)
     if refine:
-        C, _ = refine_disentangling(C, S, n, A)
+        # refine >= 10: the same search with at most `refine` L-BFGS iterations
+        C, _ = refine_disentangling(C, S, n, A, **({"max_iter": refine} if refine >= 10 else {}))
     return sem_criterion(C, S, n, A) + pen * A.sum() * np.log(n).sum(), C
 
 
@@ -112,10 +113,10 @@ def run(path, band, pen, refine):
     best, C = graph_score(A, B, S, n, pen, refine)
     C0 = C
     flips = []
-    if refine >= 2:
+    if 2 <= refine < 10:
         A, flips = cheap_search(A0, B, S, n, cand, pen, 3000 if refine == 2 else 1000)
         C = disentangling_matrix(B, A, evidence=True)
-    while refine < 2:
+    while refine < 2 or refine >= 10:
         trial = []
         for (j, i) in cand:
             A1 = A.copy()
