@@ -123,3 +123,33 @@ def test_a_revised_fit_saves_and_loads_with_its_record(tmp_path):
     np.testing.assert_array_equal(loaded.adjacency_matrix_, model.adjacency_matrix_)
     assert loaded.diagnostics_["graph_revision"]["flips"] == model.diagnostics_[
         "graph_revision"]["flips"]
+
+
+def test_the_revision_reads_the_corrected_moments_with_measurement_noise(monkeypatch):
+    # measured family (p = 16 > d = 4), seed 11: with the measurement-noise
+    # correction the default misses one edge and the revision adds it.
+    import creator_plugin._fit as fit_module
+
+    sim = simulate_family("measured", 4, 4, 800, random_state=11)
+    seen = []
+    real = fit_module.revise_graph
+
+    def spy(B, covariances, n_rows, *args, **kwargs):
+        seen.append((np.array(covariances), np.array(n_rows)))
+        return real(B, covariances, n_rows, *args, **kwargs)
+
+    monkeypatch.setattr(fit_module, "revise_graph", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = CREATOR(4, random_state=11, measurement_noise="auto").fit(sim.X)
+        revised = CREATOR(4, random_state=11, measurement_noise="auto",
+                          revise_graph=True, quality=False).fit(sim.X)
+    assert evaluate_model(default, sim)["shd"] == 1
+    assert evaluate_model(revised, sim)["shd"] == 0
+    assert revised.diagnostics_["graph_revision"]["flips"] == [[0, 3]]
+    # The scored covariances are the corrected signal's (unit pooled variance by
+    # the features' scale convention), not the raw features' scatter, which
+    # still carries the measurement noise.
+    ((covs, n),) = seen
+    pooled = np.einsum("k,kii->i", n, covs) / n.sum()
+    np.testing.assert_allclose(pooled, 1.0, atol=1e-8)
