@@ -50,9 +50,24 @@ def sem_criterion(C, S, n, A):
     return float(total)
 
 
+def bfgs_refined(C, S, n, A, guard):
+    import creator_plugin.disentangle as dis
+    level = dis.LATER_WEIGHT_LEVEL
+    if not guard:
+        dis.LATER_WEIGHT_LEVEL = np.inf
+    try:
+        C, _ = refine_disentangling(C, S, n, A, method="BFGS")
+    finally:
+        dis.LATER_WEIGHT_LEVEL = level
+    return C
+
+
 def graph_score(A, B, S, n, pen, refine):
     C = disentangling_matrix(B, A, evidence=True)
-    if refine:
+    if refine < 0:
+        # -1: the refinement by dense BFGS, guarded; -2: the same, unguarded
+        C = bfgs_refined(C, S, n, A, guard=refine == -1)
+    elif refine:
         # refine >= 10: the same search with at most `refine` L-BFGS iterations
         C, _ = refine_disentangling(C, S, n, A, **({"max_iter": refine} if refine >= 10 else {}))
     return sem_criterion(C, S, n, A) + pen * A.sum() * np.log(n).sum(), C
