@@ -62,6 +62,24 @@ def test_population_refinement_recovers_the_features_from_a_perturbed_start(seed
     assert _support_error(C, L, A) < 0.1 * before
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_dense_bfgs_reaches_the_population_optimum_too(seed):
+    A, L, S = _population(seed=seed)
+    d = A.shape[0]
+    truth = np.linalg.inv(L.T)
+    rng = np.random.default_rng(10 + seed)
+    start = truth + 0.15 * np.triu(rng.normal(size=(d, d)), 1) * np.abs(truth).max()
+    C, info = refine_disentangling(start, S, np.full(len(S), 1000), A, method="BFGS")
+    assert info["kept"] and info["final"] < 1e-8
+    assert _support_error(C, L, A) < 0.1 * _support_error(start, L, A)
+
+
+def test_refinement_rejects_an_unknown_method():
+    A, L, S = _population(seed=0)
+    with pytest.raises(ValueError, match="method"):
+        refine_disentangling(np.linalg.inv(L.T), S, np.full(len(S), 1000), A, method="CG")
+
+
 def test_refinement_is_invariant_to_the_scale_of_the_entangled_features():
     A, L, S = _population(seed=3)
     d = A.shape[0]
