@@ -13,9 +13,10 @@ for G follow a linear SEM over G in every environment::
 with ``S_k`` the covariance of the entangled features in environment k,
 ``s_kj(C)`` the residual variance of feature j on its parents in G, and the
 minimum over the disentangling matrix C taken by
-:func:`creator_plugin.disentangle.refine_disentangling` started at the
-evidence-weighted intersection for G (when that refinement is not kept, the
-intersection itself is scored). The first term is the Gaussian
+:func:`creator_plugin.disentangle.refine_disentangling` (dense BFGS, which
+converges where the limited-memory descent stops at its iteration cap) started
+at the evidence-weighted intersection for G (when that refinement is not kept,
+the intersection itself is scored). The first term is the Gaussian
 likelihood-ratio statistic of the SEM against the complete graph, the second
 BIC's price of K weights per edge. A greedy search flips, one at a time, the
 decisions whose pruning statistic lies within a factor :data:`REVISION_BAND`
@@ -100,7 +101,7 @@ def graph_score(B: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
     A = np.asarray(adjacency) != 0
     n = np.asarray(n_rows, dtype=float)
     C = disentangling_matrix(B, A, evidence=True)
-    C, _ = refine_disentangling(C, covariances, n, A)
+    C, _ = refine_disentangling(C, covariances, n, A, method="BFGS")
     return sem_deviance(C, covariances, n, A) + penalty * int(A.sum()) * float(np.log(n).sum())
 
 

@@ -5,8 +5,8 @@ default's. Usage::
 
     OMP_NUM_THREADS=1 python graph_selection_check.py FIRST COUNT
 
-(seeds of ``benchmarks/results/graph_selection/fresh_d10_85000-85079.jsonl``;
-output of 85000-85023 in ``estimator_vs_script_d10_85000-85023.txt`` there).
+(seeds of ``benchmarks/results/graph_selection/fresh_d10_85000-85079_bfgs.jsonl``;
+output of 85000-85023 in ``estimator_vs_script_d10_85000-85023_bfgs.txt`` there).
 """
 import json
 import sys
@@ -17,7 +17,7 @@ from creator_plugin import CREATOR, simulate
 from creator_plugin.metrics import evaluate_model
 
 ROWS = (Path(__file__).resolve().parents[1] / "results" / "graph_selection"
-        / "fresh_d10_85000-85079.jsonl")
+        / "fresh_d10_85000-85079_bfgs.jsonl")
 
 
 def main() -> None:
