@@ -2,10 +2,11 @@
 
 Usage::
 
-    OMP_NUM_THREADS=1 python revision_cost.py FIRST COUNT
+    OMP_NUM_THREADS=1 python revision_cost.py FIRST COUNT [D ...]
 
-The six bar families at d = 5 (package simulator) and ``simulate(10, 10, 2000)``
-at d = 10, seeds FIRST..FIRST+COUNT-1; CPU seconds of each fit, the verdict
+The six bar families at d = 5 (package simulator), ``simulate(10, 10, 2000)``
+at d = 10 and ``simulate(20, 20, 5000, edge_prob=0.2)`` at d = 20 (the D
+given, default 5 and 10), seeds FIRST..FIRST+COUNT-1; CPU seconds of each fit, the verdict
 included; prints the median ratio per d.
 """
 import sys
@@ -28,13 +29,17 @@ def cpu(X, d, seed, **params):
 
 def main() -> None:
     first, count = map(int, sys.argv[1:3])
+    ds = [int(v) for v in sys.argv[3:]] or [5, 10]
     warnings.simplefilter("ignore")
-    for d in (5, 10):
+    for d in ds:
         ratios, base, opt = [], [], []
         for seed in range(first, first + count):
-            data = ([simulate_family(f, 5, 5, 1000, random_state=seed).X for f in FAMILIES]
-                    if d == 5 else [simulate(10, 10, 2000, setting=1, edge_prob=0.5,
-                                             random_state=seed).X])
+            if d == 5:
+                data = [simulate_family(f, 5, 5, 1000, random_state=seed).X for f in FAMILIES]
+            elif d == 10:
+                data = [simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=seed).X]
+            else:
+                data = [simulate(d, d, 5000, setting=1, edge_prob=0.2, random_state=seed).X]
             for X in data:
                 t0 = cpu(X, d, seed)
                 t1 = cpu(X, d, seed, revise_graph=True)
