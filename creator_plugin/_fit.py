@@ -273,11 +273,12 @@ def fit_arrays(
     red, threshold, noise = ordering.reduction, _threshold(config, K), ordering.noise
     found = _environment_warnings(K, d) + _reduction_warnings(red)
     adjacency, decisions, tested, scales = _prune_stage(ordering, config, threshold)
-    revision = None
-    if config.revise_graph:
-        adjacency, decisions, revision = _revise_stage(ordering, adjacency, decisions, scales)
+    moments = feature_moments(MappedArrays(ordering.reduced, [scales[0]] * K))  # steps 2b, 3
+    adjacency, decisions, revision = (
+        _revise_stage(ordering, adjacency, decisions, scales, moments[1])
+        if config.revise_graph else (adjacency, decisions, None))
     components, order, entangled, refinement = _disentangle_stage(
-        ordering, config, adjacency, tested, scales)
+        ordering, config, adjacency, tested, scales, moments)
     n_rows = np.array([x.shape[0] for x in ordering.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
     del ordering  # only d x d results are needed from here on: room for the latents
@@ -376,7 +377,7 @@ def _likelihood_covariances(stage: OrderingStage, alphas, scatters, n_rows) -> n
     return np.stack(covs) / n_rows[:, None, None]
 
 
-def _revise_stage(stage: OrderingStage, adjacency, decisions, scales):
+def _revise_stage(stage: OrderingStage, adjacency, decisions, scales, scatters):
     """Step 2b (``revise_graph=True``): flip near-level decisions by the profiled likelihood.
 
     Returns the revised adjacency, the decisions with ``"edge"`` updated (a
@@ -386,7 +387,6 @@ def _revise_stage(stage: OrderingStage, adjacency, decisions, scales):
     X_red = stage.reduced
     alphas, B = scales[0], scales[3]
     n_rows = np.array([x.shape[0] for x in X_red])
-    _, scatters = feature_moments(MappedArrays(X_red, [alphas] * len(X_red)))
     covs = _likelihood_covariances(stage, alphas, scatters, n_rows)
     revised, info = revise_graph(B, covs, n_rows, adjacency, decisions)
     flipped = {tuple(pair) for pair in info["flips"]}
@@ -397,18 +397,21 @@ def _revise_stage(stage: OrderingStage, adjacency, decisions, scales):
     return revised, decisions, info
 
 
-def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, tested, scales):
+def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, tested, scales,
+                       moments):
     """Step 3: the disentangling matrix, then the encoder in measurement coordinates.
 
     The sign and scale convention (:func:`orient_and_scale`) reads ``d x d``
-    moments: the disentangled features are never formed. Returns the
+    moments (``moments``: the entangled features' gram and scatters,
+    :func:`creator_plugin.sem.feature_moments`): the disentangled features
+    are never formed. Returns the
     encoder (d, p), the ordering result with the rescaled directions, the
     entangled features (or None) and the likelihood refinement's record.
     """
     X_red, order, red = stage.reduced, stage.ordering, stage.reduction
     alphas, feature_sd, reference, B = scales
     entangled = MappedArrays(X_red, [alphas] * len(X_red))
-    gram, scatters = feature_moments(entangled)
+    gram, scatters = moments
     n_rows = np.array([x.shape[0] for x in X_red])
     refinement = None
     if config.paper_mode:

@@ -188,8 +188,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         from 2.00 to 0.96 and from 1.74 to 1.55 (80 fits on each of two
         simulators). Each candidate graph costs a likelihood refinement:
         1.3 times a fit's mean time at d = 5, 1.6 times at d = 10 and about
-        4.5 times at d = 20 (3 fits), which is why it is off by default (docs: the zoo, "Revising the pruned
-        graph").
+        4.5 times at d = 20 (3 fits), which is why it is off by default
+        (docs: the zoo, "Revising the pruned graph").
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .disentangle import disentangling_matrix, refine_disentangling
+from .disentangle import _node_precisions, disentangling_matrix, refine_disentangling
 
 __all__ = ["sem_deviance", "graph_score", "revise_graph", "REVISION_BAND", "REVISION_PENALTY"]
 
@@ -67,15 +67,7 @@ def sem_deviance(C: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
     n = np.asarray(n_rows, dtype=float)
     A = np.asarray(adjacency) != 0
     G = np.einsum("ia,kij,jb->kab", C, S, C)
-    d = A.shape[0]
-    logs = np.zeros(len(n))
-    for j in range(d):
-        pa = np.flatnonzero(A[:, j])
-        s = G[:, j, j].copy()
-        if pa.size:
-            c = G[:, pa, j]
-            s -= np.einsum("ka,ka->k", c, np.linalg.solve(G[:, pa][:, :, pa], c[..., None])[..., 0])
-        logs += np.log(np.maximum(s, 1e-300))
+    _, logs = _node_precisions(G, [np.flatnonzero(A[:, j]) for j in range(A.shape[0])])
     _, logdet = np.linalg.slogdet(G)
     return float(n @ (logs - logdet))
 
