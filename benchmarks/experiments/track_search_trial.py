@@ -214,7 +214,8 @@ def main() -> None:
                 ev = evaluate(A, Y, r.adjacency, r.latents)
                 row = {"shd": int(ev["shd"]), "order": bool(ev["correct_order"]),
                        "locr2": round(float(ev["locr2"]), 4), "cpu": round(cpu, 3),
-                       "repairs": sum(1 for e in CFG["log"] if e[0] != "kept_start"), "kept_start": sum(1 for e in CFG["log"] if e[0] == "kept_start")}
+                       "repairs": sum(1 for e in CFG["log"] if e[0] != "kept_start"),
+                       "kept_start": sum(1 for e in CFG["log"] if e[0] == "kept_start")}
                 if Z is not None:
                     C = np.stack([np.abs(np.corrcoef(zh.T, zt.T)[:d, d:])
                                   for zh, zt in zip(r.ordering.noises, Z)]).mean(0)
