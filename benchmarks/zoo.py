@@ -58,7 +58,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
 # runs fit again instead of keeping rows of the earlier code. History:
 # "2026-11-28": the consistency descent steps within the residuals' column space.
 # "2026-11-28b": the verdict checks effect strength (a new issue kind, no new parameter).
-NUMERICS = "2026-11-28b"
+# "2026-11-28c": the ordering keeps a start whose joint re-estimation left its source.
+NUMERICS = "2026-11-28c"
 
 
 def settings_of(d: int, params: dict | None = None) -> str:

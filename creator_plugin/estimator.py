@@ -102,8 +102,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         the candidates include the minima of the consistency score reached
         from every ICA candidate
         (:func:`creator_plugin.ordering.consistency_descent`), which combine
-        the environments' ICA estimates. ``0`` keeps the best raw
-        candidate, as the paper does.
+        the environments' ICA estimates; a re-estimate that extracts another
+        ICA source than its start in some environment and scores worse than
+        the start is replaced by the start (the step's ``kept_starts`` in
+        ``diagnostics_["ordering"]``). ``0`` keeps the best raw candidate, as
+        the paper does.
     refine_min_sources : int, default=4
         Re-estimate jointly only at the first ordering step and at the steps
         with at least this many sources left; at the other steps keep the

@@ -47,6 +47,7 @@ __all__ = [
     "hsic_gaussian",
     "hsic_rff",
     "ica_consistency_scores",
+    "ica_consistency_sources",
     "hsic_scores",
     "hsic_rff_scores",
 ]
@@ -136,15 +137,41 @@ def ica_consistency_scores(
     rng, basis
         Not used (the common scorer signature).
     """
+    return ica_consistency_sources(R_list, candidates, ica_dirs)[0]
+
+
+def ica_consistency_sources(
+    R_list: list[np.ndarray],
+    candidates: np.ndarray,
+    ica_dirs: list[np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """ICA-consistency scores and, per environment, the ICA source each candidate extracts.
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+    candidates : ndarray (d, n_cand)
+    ica_dirs : list of ndarray (d, m)
+
+    Returns
+    -------
+    scores : ndarray (n_cand,)
+        As :func:`ica_consistency_scores`.
+    sources : ndarray (n_cand, K) of int
+        ``sources[c, k]``: the column of ``ica_dirs[k]`` whose projection is
+        most correlated with candidate c's in environment k.
+    """
     scores = np.zeros(candidates.shape[1])
-    for R, A in zip(R_list, ica_dirs):
+    sources = np.zeros((candidates.shape[1], len(R_list)), dtype=int)
+    for k, (R, A) in enumerate(zip(R_list, ica_dirs)):
         sigma = R.T @ R / R.shape[0]
         cov = candidates.T @ sigma @ A
         var_c = np.einsum("ic,ij,jc->c", candidates, sigma, candidates)
         var_a = np.einsum("ic,ij,jc->c", A, sigma, A)
         corr2 = cov**2 / np.maximum(np.outer(var_c, var_a), _EPS)
+        sources[:, k] = corr2.argmax(axis=1)
         scores += 1.0 - np.minimum(corr2.max(axis=1), 1.0)
-    return scores
+    return scores, sources
 
 
 def _residual_columns(R: np.ndarray, s: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from ._bfgs import minimize_bfgs, same_point
 from ._lapack import eigh_syevr as _eigh
 from ._passes import row_blocks, scratch_array
 from ._random import draw_seed
-from .independence import SCORERS
+from .independence import SCORERS, ica_consistency_sources
 
 __all__ = [
     "OrderingResult",
@@ -107,8 +107,9 @@ class OrderingResult:
         with refinement also ``refined_from`` (starts re-estimated: indices
         of candidates, plus ``K * m`` for the minimum of the consistency
         score reached from a candidate), ``refined_scores``, ``joint_corr2``
-        (see :func:`joint_direction`) and ``descended_scores`` (see
-        :func:`consistency_descent`).
+        (see :func:`joint_direction`), ``descended_scores`` (see
+        :func:`consistency_descent`) and, where a start replaced its
+        re-estimate, ``kept_starts`` (positions in ``refined_from``).
     n_ica_not_converged : int
         How many ICA fits hit ``max_iter``.
     polish : dict or None
@@ -577,6 +578,43 @@ class _Stacked(tuple):
                 for i in range(count)]
 
 
+def _keep_sources(
+    R_list: list[np.ndarray], ica_dirs: list[np.ndarray], starts: np.ndarray,
+    refined: np.ndarray,
+) -> tuple[np.ndarray, list[int]]:
+    """Undo a joint re-estimation that left its start's source and scores worse.
+
+    :func:`joint_direction` maximises the summed negentropy from a start; in
+    an environment where another source is more non-Gaussian it can move to
+    that one, and then it no longer re-estimates the start's direction: it
+    proposes another. The step's own criterion judges the two: where the
+    re-estimated direction's closest ICA source differs from the start's in
+    at least one environment and the start's ICA-consistency score is lower,
+    the start (unit norm) is kept.
+
+    Parameters
+    ----------
+    R_list : list of ndarray (n_k, d)
+    ica_dirs : list of ndarray (d, m)
+    starts, refined : ndarray (d, s)
+        The starts and their re-estimates, column by column.
+
+    Returns
+    -------
+    directions : ndarray (d, s)
+    kept : list of int
+        The columns where the start was kept.
+    """
+    s = starts.shape[1]
+    starts = starts / np.linalg.norm(starts, axis=0)
+    scores, sources = ica_consistency_sources(R_list, np.hstack([starts, refined]), ica_dirs)
+    kept = [c for c in range(s)
+            if (sources[c] != sources[s + c]).any() and scores[c] < scores[s + c]]
+    directions = refined.copy()
+    directions[:, kept] = starts[:, kept]
+    return directions, kept
+
+
 def _stack_rows(R_list: list[np.ndarray]) -> _Stacked | None:
     """``(R_all, starts, sizes)``: the environments' rows in one array, or None when large."""
     sizes = np.array([R.shape[0] for R in R_list])
@@ -1018,8 +1056,12 @@ def topological_ordering(
         Re-estimate the ``n_refine`` best-scored candidates that extract
         different sources from all environments jointly
         (:func:`joint_direction`), score the re-estimated directions with
-        the same scorer and keep the best. ``0`` runs the paper's step
-        unchanged (the best raw candidate wins). With ``n_refine > 0`` the
+        the same scorer and keep the best. With ``scorer="ica_consistency"``
+        and ``descend=True``, a re-estimate whose closest ICA source differs
+        from its start's in some environment and which scores worse than its
+        start is replaced by the start (:func:`_keep_sources`; recorded as the
+        step's ``kept_starts``). ``0`` runs the paper's step unchanged (the
+        best raw candidate wins). With ``n_refine > 0`` the
         candidates are only starts, so FastICA proposes them from at most
         :data:`ICA_MAX_ROWS` evenly spaced rows per environment; scores,
         refinement and polish use every row.
@@ -1134,6 +1176,11 @@ def topological_ordering(
             else:  # the starts as they are, re-scored like re-estimated ones
                 joint = [(pool[:, c] / np.linalg.norm(pool[:, c]), 1.0) for c in starts]
             directions = np.column_stack([w for w, _ in joint])
+            kept_starts = []
+            if (scorer == "ica_consistency" and descend
+                    and (m >= refine_min_sources or i == 0)):
+                directions, kept_starts = _keep_sources(
+                    R_list, ica_dirs, pool[:, starts], directions)
             refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
             best, alpha = starts[win] % candidates.shape[1], directions[:, win]
@@ -1144,6 +1191,8 @@ def topological_ordering(
             }
             if pool is not candidates:
                 refined["descended_scores"] = descended_scores.tolist()
+            if kept_starts:
+                refined["kept_starts"] = kept_starts
         alphas[:, i] = alpha
         for T, P in zip(maps, residual_maps):
             T[:, i] = alpha if P is None else P @ alpha
