@@ -187,9 +187,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         recorded in ``diagnostics_["graph_revision"]``. Needs
         ``pruning="residual"``. On simulated data not used to design it
         (fresh seeds), it lowered the mean SHD at d = 5 from 0.34 to 0.21
-        (360 fits of six workload families on two simulators) and at d = 10
-        from 2.00 to 0.96 and from 1.74 to 1.55 (80 fits on each of two
-        simulators). Each candidate graph costs a likelihood refinement:
+        (360 fits of six workload families on two simulators, with an
+        earlier version of the ordering step) and at d = 10 from 2.05 to
+        1.04 and from 0.86 to 0.83 (80 fits on each of two simulators).
+        Each candidate graph costs a likelihood refinement:
         1.3 times a fit's mean time at d = 5, 1.6 times at d = 10 and about
         4.5 times at d = 20 (3 fits), which is why it is off by default
         (docs: the zoo, "Revising the pruned graph").
