@@ -427,6 +427,13 @@ def main():
             for rec in run(p, names):
                 fh.write(json.dumps(rec) + "\n")
             fh.flush()
+    # A run again replaces its rows: keep the last row per seed and variant.
+    rows = [json.loads(line) for line in open(sys.argv[2])]
+    last = {(r["seed"], r["variant"]): i for i, r in enumerate(rows)}
+    with open(sys.argv[2], "w") as fh:
+        for i, r in enumerate(rows):
+            if last[(r["seed"], r["variant"])] == i:
+                fh.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":

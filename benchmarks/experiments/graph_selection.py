@@ -13,6 +13,9 @@ time (only pairs whose pruning statistic lies within a factor ``band`` of the
 level) while the score drops. Usage::
 
     python graph_selection.py CACHE_GLOB OUT.jsonl [band] [pen] [refine]
+
+Rows are appended; a row of the same family, seed, band, penalty and refinement
+already in OUT is then dropped, so running a command again replaces its rows.
 """
 from __future__ import annotations
 
@@ -175,7 +178,19 @@ def main():
         for p in paths:
             r = run(p, band, pen, refine)
             fh.write(json.dumps(r) + "\n")
+            fh.flush()
             print(r["seed"], r["shd0"], r["shd1"], r["flips"], r["true_minus_pruned"], flush=True)
+    keep_last(out, ("family", "seed", "band", "pen", "refine"))
+
+
+def keep_last(path, fields):
+    """Rewrite the rows file keeping, per key, only the last row (a re-run replaces its rows)."""
+    rows = [json.loads(line) for line in open(path)]
+    last = {tuple(r.get(f) for f in fields): i for i, r in enumerate(rows)}
+    with open(path, "w") as fh:
+        for i, r in enumerate(rows):
+            if last[tuple(r.get(f) for f in fields)] == i:
+                fh.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":
