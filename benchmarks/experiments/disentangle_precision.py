@@ -427,12 +427,16 @@ def main():
             for rec in run(p, names):
                 fh.write(json.dumps(rec) + "\n")
             fh.flush()
-    # A run again replaces its rows: keep the last row per seed and variant.
-    rows = [json.loads(line) for line in open(sys.argv[2])]
-    last = {(r["seed"], r["variant"]): i for i, r in enumerate(rows)}
-    with open(sys.argv[2], "w") as fh:
+    keep_last(sys.argv[2], ("seed", "variant"))
+
+
+def keep_last(path, fields):
+    """Rewrite the rows file keeping, per key, only the last row (a re-run replaces its rows)."""
+    rows = [json.loads(line) for line in open(path)]
+    last = {tuple(r.get(f) for f in fields): i for i, r in enumerate(rows)}
+    with open(path, "w") as fh:
         for i, r in enumerate(rows):
-            if last[(r["seed"], r["variant"])] == i:
+            if last[tuple(r.get(f) for f in fields)] == i:
                 fh.write(json.dumps(r) + "\n")
 
 

@@ -30,7 +30,7 @@ from creator_plugin.disentangle import disentangling_matrix, refine_disentanglin
 from creator_plugin.pruning import default_threshold, prune
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from disentangle_precision import b_from_chol, load, moments, score  # noqa: E402
+from disentangle_precision import b_from_chol, keep_last, load, moments, score  # noqa: E402
 
 
 def sem_criterion(C, S, n, A):
@@ -181,16 +181,6 @@ def main():
             fh.flush()
             print(r["seed"], r["shd0"], r["shd1"], r["flips"], r["true_minus_pruned"], flush=True)
     keep_last(out, ("family", "seed", "band", "pen", "refine"))
-
-
-def keep_last(path, fields):
-    """Rewrite the rows file keeping, per key, only the last row (a re-run replaces its rows)."""
-    rows = [json.loads(line) for line in open(path)]
-    last = {tuple(r.get(f) for f in fields): i for i, r in enumerate(rows)}
-    with open(path, "w") as fh:
-        for i, r in enumerate(rows):
-            if last[tuple(r.get(f) for f in fields)] == i:
-                fh.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":
