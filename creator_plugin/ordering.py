@@ -604,6 +604,8 @@ def _keep_sources(
     directions : ndarray (d, s)
     kept : list of int
         The columns where the start was kept.
+    scores : ndarray (s,)
+        The ICA-consistency scores of ``directions``.
     """
     s = starts.shape[1]
     starts = starts / np.linalg.norm(starts, axis=0)
@@ -612,7 +614,9 @@ def _keep_sources(
             if (sources[c] != sources[s + c]).any() and scores[c] < scores[s + c]]
     directions = refined.copy()
     directions[:, kept] = starts[:, kept]
-    return directions, kept
+    chosen = scores[s:].copy()
+    chosen[kept] = scores[kept]
+    return directions, kept, chosen
 
 
 def _stack_rows(R_list: list[np.ndarray]) -> _Stacked | None:
@@ -1179,9 +1183,11 @@ def topological_ordering(
             kept_starts = []
             if (scorer == "ica_consistency" and descend
                     and (m >= refine_min_sources or i == 0)):
-                directions, kept_starts = _keep_sources(
+                # the rule scores the directions already (the same scorer)
+                directions, kept_starts, refined_scores = _keep_sources(
                     R_list, ica_dirs, pool[:, starts], directions)
-            refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
+            else:
+                refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
             best, alpha = starts[win] % candidates.shape[1], directions[:, win]
             refined = {

@@ -48,13 +48,14 @@ def test_a_re_estimate_that_left_the_source_and_scores_worse_is_undone():
     starts = np.column_stack([3.0 * w, w, other])
     refined = np.column_stack([other / np.linalg.norm(other), near / np.linalg.norm(near),
                                w / np.linalg.norm(w)])
-    directions, kept = _keep_sources(R_list, ica_dirs, starts, refined)
+    directions, kept, scores = _keep_sources(R_list, ica_dirs, starts, refined)
     # column 0: left source 0 and scores worse -> the start, at unit norm;
     # column 1: same sources, scores worse -> the re-estimate stays;
     # column 2: left the start's source but scores better -> the re-estimate stays.
     assert kept == [0]
     np.testing.assert_allclose(directions[:, 0], w / np.linalg.norm(w))
     np.testing.assert_array_equal(directions[:, 1:], refined[:, 1:])
+    np.testing.assert_array_equal(scores, ica_consistency_scores(R_list, directions, ica_dirs))
 
 
 def test_a_wide_scales_fit_whose_re_estimate_jumped_keeps_its_start(tmp_path):
