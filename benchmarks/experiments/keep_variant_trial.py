@@ -109,26 +109,42 @@ def data(mode, family, seed):
     raise ValueError(f"unknown set {mode!r}")
 
 
-def main() -> None:
-    warnings.simplefilter("ignore")
-    mode, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def run(mode: str, first: int, count: int, out: str, variants: dict, restore) -> None:
+    """Fit every data set of ``mode`` once per variant and append one row per data set.
+
+    ``variants`` maps a name to a function that sets the variant up before
+    its fit; ``restore`` is called after the last one.
+    """
     families = BAR if mode.startswith("zoo") else [mode]
     with open(out, "a") as fh:
         for family in families:
             for seed in range(first, first + count):
                 d, X, A, Y = data(mode, family, seed)
                 rec = {"set": mode, "family": family, "seed": seed}
-                for name, fn in VARIANTS.items():
-                    ordmod._keep_sources = fn
+                for name, setup in variants.items():
+                    setup()
                     t0 = time.process_time()
                     r = fit_arrays(X, FitConfig(d, quality=False), random_state=seed)
                     cpu = time.process_time() - t0
                     ev = evaluate(A, Y, r.adjacency, r.latents)
                     rec[name] = {"shd": int(ev["shd"]), "order": bool(ev["correct_order"]),
                                  "locr2": round(float(ev["locr2"]), 4), "cpu": round(cpu, 3)}
-                ordmod._keep_sources = _keep
+                restore()
                 fh.write(json.dumps(rec) + "\n")
                 fh.flush()
+
+
+def _use(fn):
+    def setup():
+        ordmod._keep_sources = fn
+    return setup
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    mode, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    run(mode, first, count, out, {name: _use(fn) for name, fn in VARIANTS.items()},
+        _use(_keep))
 
 
 if __name__ == "__main__":

@@ -35,27 +35,39 @@ _sources = indmod.ica_consistency_sources
 _descent = ordmod.consistency_descent
 
 
-def weighted_sources(R_list, candidates, ica_dirs):
+def row_weights(R_list) -> np.ndarray:
+    """``K n_k / sum n``: exactly 1 for every environment when the sizes are equal."""
     n = np.array([R.shape[0] for R in R_list], dtype=float)
-    weights = len(R_list) * n / n.sum()
-    scores = np.zeros(candidates.shape[1])
-    sources = np.zeros((candidates.shape[1], len(R_list)), dtype=int)
-    for k, (R, A) in enumerate(zip(R_list, ica_dirs)):
-        part, one = _sources([R], candidates, [A])
-        sources[:, k] = one[:, 0]
-        scores += weights[k] * part
-    return scores, sources
+    return len(R_list) * n / n.sum()
 
 
-def weighted_descent(R_list, ica_dirs, starts, **kw):
-    directions, _ = _descent(R_list, ica_dirs, starts, **kw)
-    return directions, weighted_sources(R_list, directions, ica_dirs)[0]
+def weighted(weights_of):
+    """The score with environment k's term weighted by ``weights_of(R_list)[k]``,
+    and the consistency descent whose minima are scored with it."""
+
+    def sources_fn(R_list, candidates, ica_dirs):
+        weights = weights_of(R_list)
+        scores = np.zeros(candidates.shape[1])
+        sources = np.zeros((candidates.shape[1], len(R_list)), dtype=int)
+        for k, (R, A) in enumerate(zip(R_list, ica_dirs)):
+            part, one = _sources([R], candidates, [A])
+            sources[:, k] = one[:, 0]
+            scores += weights[k] * part
+        return scores, sources
+
+    def descent_fn(R_list, ica_dirs, starts, **kw):
+        directions, _ = _descent(R_list, ica_dirs, starts, **kw)
+        return directions, sources_fn(R_list, directions, ica_dirs)[0]
+
+    return sources_fn, descent_fn
 
 
-def patch(on: bool) -> None:
-    indmod.ica_consistency_sources = weighted_sources if on else _sources
-    ordmod.ica_consistency_sources = weighted_sources if on else _sources
-    ordmod.consistency_descent = weighted_descent if on else _descent
+def patch(weights_of=None) -> None:
+    """Weight the score's environments by ``weights_of``; None restores the package's score."""
+    sources_fn, descent_fn = (_sources, _descent) if weights_of is None else weighted(weights_of)
+    indmod.ica_consistency_sources = sources_fn
+    ordmod.ica_consistency_sources = sources_fn
+    ordmod.consistency_descent = descent_fn
 
 
 def main() -> None:
@@ -71,13 +83,13 @@ def main() -> None:
                 X, A, Y = sim.X, sim.adjacency, sim.latents
             rec = {"simulator": simulator, "family": "unequal_n", "seed": seed,
                    "sizes": [int(x.shape[0]) for x in X]}
-            for name, on in (("equal", False), ("weighted", True)):
-                patch(on)
+            for name, weights_of in (("equal", None), ("weighted", row_weights)):
+                patch(weights_of)
                 r = fit_arrays(X, FitConfig(5, quality=False), random_state=seed)
                 ev = evaluate(A, Y, r.adjacency, r.latents)
                 rec[name] = {"shd": int(ev["shd"]), "order": bool(ev["correct_order"]),
                              "locr2": round(float(ev["locr2"]), 4)}
-            patch(False)
+            patch()
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
 
