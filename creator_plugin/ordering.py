@@ -581,7 +581,7 @@ class _Stacked(tuple):
 def _keep_sources(
     R_list: list[np.ndarray], ica_dirs: list[np.ndarray], starts: np.ndarray,
     refined: np.ndarray,
-) -> tuple[np.ndarray, list[int]]:
+) -> tuple[np.ndarray, list[int], np.ndarray]:
     """Undo a joint re-estimation that left its start's source and scores worse.
 
     :func:`joint_direction` maximises the summed negentropy from a start; in
