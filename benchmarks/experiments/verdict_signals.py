@@ -22,10 +22,10 @@ issue kinds, the warning categories raised, and candidate signals:
 
 Seeds 0-99 only (tuning seeds): thresholds are chosen on 0-49 and checked on 50-99.
 
-Usage (from /tmp, one process, OMP_NUM_THREADS=1)::
+Usage (from the checkout's root, one process, OMP_NUM_THREADS=1)::
 
-    python /work/wt-vs/benchmarks/experiments/verdict_signals.py run --seeds 0-99
-    python /work/wt-vs/benchmarks/experiments/verdict_signals.py analyse
+    python benchmarks/experiments/verdict_signals.py run --seeds 0-99
+    python benchmarks/experiments/verdict_signals.py analyse
 
 Rows: benchmarks/results/verdict_signals/rows.jsonl (resumable).
 """
