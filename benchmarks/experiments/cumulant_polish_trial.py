@@ -42,7 +42,7 @@ import independent_simulator  # noqa: E402
 _polish = mn.polish_signal
 
 
-def cumulant_contrast(G, X_list, signal):
+def cumulant_contrast(G, X_list, signal, raw=None):
     d = G.shape[0]
     value = 0.0
     for X, S in zip(X_list, signal):
@@ -56,13 +56,20 @@ def cumulant_contrast(G, X_list, signal):
     return value / d
 
 
-def cumulant_polish(X_red, alphas, signal, raw, **kw):
+def ascent(contrast):
+    """A ``polish_signal`` replacement maximising ``contrast(G, X_red, signal, raw)``."""
+    def polish(X_red, alphas, signal, raw, **kw):
+        return _maximise(lambda G: contrast(G, X_red, signal, raw), alphas)
+    return polish
+
+
+def _maximise(contrast, alphas):
     d = alphas.shape[1]
     start = alphas / np.linalg.norm(alphas, axis=0)
 
     def neg(g):
         try:
-            return -cumulant_contrast(g.reshape(d, d), X_red, signal)
+            return -contrast(g.reshape(d, d))
         except np.linalg.LinAlgError:
             return np.inf
 
@@ -80,10 +87,10 @@ def cumulant_polish(X_red, alphas, signal, raw, **kw):
 
 
 VARIANTS = [("none", _polish, {}), ("auto", _polish, {"measurement_noise": "auto"}),
-            ("cumulant", cumulant_polish, {"measurement_noise": "auto"})]
+            ("cumulant", ascent(cumulant_contrast), {"measurement_noise": "auto"})]
 
 
-def main() -> None:
+def main(variants=VARIANTS) -> None:
     warnings.simplefilter("ignore")
     sim_name, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     with open(out, "a") as fh:
@@ -95,7 +102,7 @@ def main() -> None:
                 sim = independent_simulator.simulate("measured", 5, 5, 1000, seed=seed)
                 X, A, Y = sim.X, sim.adjacency, sim.latents
             row = {"simulator": sim_name, "seed": seed}
-            for name, fn, kw in VARIANTS:
+            for name, fn, kw in variants:
                 mn.polish_signal = fn
                 res = fit_arrays(X, FitConfig(5, quality=False, **kw), random_state=seed)
                 ev = evaluate(A, Y, res.adjacency, res.latents)
