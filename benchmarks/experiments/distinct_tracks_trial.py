@@ -16,7 +16,6 @@ Tuning sets only::
 """
 import os
 import sys
-import warnings
 
 import numpy as np
 
@@ -24,7 +23,7 @@ import creator_plugin.ordering as ordmod
 from creator_plugin.independence import ica_consistency_sources
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from keep_variant_trial import run  # noqa: E402
+from keep_variant_trial import cli, patch  # noqa: E402
 
 _distinct = ordmod._distinct_best
 _descent = ordmod.consistency_descent
@@ -48,17 +47,16 @@ def _by_tracks(R_list, candidates, scores, n, max_corr2=0.9):
 
 
 def _use(fn):
+    setups = (patch("_distinct_best", fn), patch("consistency_descent", _capture))
+
     def setup():
-        ordmod._distinct_best = fn
-        ordmod.consistency_descent = _capture
+        for step in setups:
+            step()
     return setup
 
 
 def main() -> None:
-    warnings.simplefilter("ignore")
-    mode, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    run(mode, first, count, out, {"default": _use(_distinct), "tracks": _use(_by_tracks)},
-        _use(_distinct))
+    cli({"default": _use(_distinct), "tracks": _use(_by_tracks)}, _use(_distinct))
 
 
 if __name__ == "__main__":

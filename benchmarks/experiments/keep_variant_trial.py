@@ -134,17 +134,26 @@ def run(mode: str, first: int, count: int, out: str, variants: dict, restore) ->
                 fh.flush()
 
 
-def _use(fn):
+def patch(name: str, fn, module=ordmod):
+    """A variant's setup: ``module.<name> = fn``."""
     def setup():
-        ordmod._keep_sources = fn
+        setattr(module, name, fn)
     return setup
 
 
-def main() -> None:
+def _use(fn):
+    return patch("_keep_sources", fn)
+
+
+def cli(variants: dict, restore) -> None:
+    """``run`` on the command line's ``SET FIRST COUNT OUT``."""
     warnings.simplefilter("ignore")
     mode, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    run(mode, first, count, out, {name: _use(fn) for name, fn in VARIANTS.items()},
-        _use(_keep))
+    run(mode, first, count, out, variants, restore)
+
+
+def main() -> None:
+    cli({name: _use(fn) for name, fn in VARIANTS.items()}, _use(_keep))
 
 
 if __name__ == "__main__":

@@ -22,14 +22,13 @@ Tuning sets only::
 """
 import os
 import sys
-import warnings
 
 import numpy as np
 
 import creator_plugin.ordering as ordmod
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from keep_variant_trial import run  # noqa: E402
+from keep_variant_trial import _use, cli  # noqa: E402
 
 _keep = ordmod._keep_sources
 
@@ -61,17 +60,8 @@ def _lookahead(R_list, ica_dirs, starts, refined):
     return directions, kept, total
 
 
-def _use(fn):
-    def setup():
-        ordmod._keep_sources = fn
-    return setup
-
-
 def main() -> None:
-    warnings.simplefilter("ignore")
-    mode, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    run(mode, first, count, out, {"default": _use(_keep), "lookahead": _use(_lookahead)},
-        _use(_keep))
+    cli({"default": _use(_keep), "lookahead": _use(_lookahead)}, _use(_keep))
 
 
 if __name__ == "__main__":

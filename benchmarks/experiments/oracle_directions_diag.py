@@ -23,10 +23,9 @@ import creator_plugin._fit as fitmod
 import creator_plugin.ordering as ordmod
 from creator_plugin._config import FitConfig
 from creator_plugin.metrics import evaluate
-from creator_plugin.simulation import simulate_family
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import independent_simulator  # noqa: E402
+from zoo import data_of  # noqa: E402
 
 _order = fitmod.topological_ordering
 TRUTH: dict = {}
@@ -70,12 +69,7 @@ def main() -> None:
     sim_name, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     with open(out, "a") as fh:
         for seed in range(first, first + count):
-            if sim_name == "package":
-                sim = simulate_family("measured", 5, 5, 1000, random_state=seed)
-                X, A, Y = sim.X, sim.adjacency, sim.Y
-            else:
-                sim = independent_simulator.simulate("measured", 5, 5, 1000, seed=seed)
-                X, A, Y = sim.X, sim.adjacency, sim.latents
+            X, A, Y = data_of(sim_name, "measured", 5, 5, 1000, seed)
             TRUTH.update(A=np.asarray(A), Y=Y)
             row = {"simulator": sim_name, "seed": seed}
             for name, fn, kw in VARIANTS:

@@ -30,7 +30,6 @@ Tuning sets only::
 """
 import os
 import sys
-import warnings
 
 import numpy as np
 from scipy import linalg, optimize
@@ -39,7 +38,7 @@ import creator_plugin.ordering as ordmod
 from creator_plugin.independence import ica_consistency_sources
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from keep_variant_trial import run  # noqa: E402
+from keep_variant_trial import cli  # noqa: E402
 
 _polish = ordmod.polish_directions
 LOG: list = []
@@ -129,9 +128,7 @@ def _use(fn, minority=False, search="descent"):
 
 
 def main() -> None:
-    warnings.simplefilter("ignore")
-    mode, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    run(mode, first, count, out, {
+    cli({
         "default": _use(_polish),
         "grid": _use(repaired_polish, False, "grid"),
         "grid_minority": _use(repaired_polish, True, "grid"),
