@@ -22,21 +22,17 @@ Tuning seeds only::
 
     python cumulant_polish_trial.py {package,independent} 0 50 OUT.jsonl
 """
-import json
 import os
 import sys
-import warnings
 
 import numpy as np
 from scipy import optimize
 
 import creator_plugin.measurement_noise as mn
-from creator_plugin._config import FitConfig
-from creator_plugin._fit import fit_arrays
-from creator_plugin.metrics import evaluate
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from zoo import data_of  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from keep_variant_trial import patch  # noqa: E402
+from measured_snr_diag import run_variants  # noqa: E402
 
 _polish = mn.polish_signal
 
@@ -90,21 +86,8 @@ VARIANTS = [("none", _polish, {}), ("auto", _polish, {"measurement_noise": "auto
 
 
 def main(variants=VARIANTS) -> None:
-    warnings.simplefilter("ignore")
-    sim_name, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    with open(out, "a") as fh:
-        for seed in range(first, first + count):
-            X, A, Y = data_of(sim_name, "measured", 5, 5, 1000, seed)
-            row = {"simulator": sim_name, "seed": seed}
-            for name, fn, kw in variants:
-                mn.polish_signal = fn
-                res = fit_arrays(X, FitConfig(5, quality=False, **kw), random_state=seed)
-                ev = evaluate(A, Y, res.adjacency, res.latents)
-                row[name] = {"shd": int(ev["shd"]), "order": bool(ev["correct_order"]),
-                             "locr2": round(float(ev["locr2"]), 4)}
-            mn.polish_signal = _polish
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
+    run_variants([(name, patch("polish_signal", fn, mn), kw) for name, fn, kw in variants],
+                 patch("polish_signal", _polish, mn))
 
 
 if __name__ == "__main__":

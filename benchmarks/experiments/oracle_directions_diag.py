@@ -11,21 +11,18 @@ and both again with ``measurement_noise="auto"`` (see ``VARIANTS``).
 
     python oracle_directions_diag.py {package,independent} FIRST COUNT OUT.jsonl
 """
-import json
 import os
 import sys
-import warnings
 from dataclasses import replace
 
 import numpy as np
 
 import creator_plugin._fit as fitmod
 import creator_plugin.ordering as ordmod
-from creator_plugin._config import FitConfig
-from creator_plugin.metrics import evaluate
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from zoo import data_of  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from keep_variant_trial import patch  # noqa: E402
+from measured_snr_diag import run_variants  # noqa: E402
 
 _order = fitmod.topological_ordering
 TRUTH: dict = {}
@@ -64,24 +61,10 @@ VARIANTS = [
 ]
 
 
-def main() -> None:
-    warnings.simplefilter("ignore")
-    sim_name, first, count, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    with open(out, "a") as fh:
-        for seed in range(first, first + count):
-            X, A, Y = data_of(sim_name, "measured", 5, 5, 1000, seed)
-            TRUTH.update(A=np.asarray(A), Y=Y)
-            row = {"simulator": sim_name, "seed": seed}
-            for name, fn, kw in VARIANTS:
-                fitmod.topological_ordering = fn
-                res = fitmod.fit_arrays(X, FitConfig(5, quality=False, **kw), random_state=seed)
-                ev = evaluate(A, Y, res.adjacency, res.latents)
-                row[name] = {"shd": int(ev["shd"]), "order": bool(ev["correct_order"]),
-                             "locr2": round(float(ev["locr2"]), 4)}
-            fitmod.topological_ordering = _order
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
+def _use(fn):
+    return patch("topological_ordering", fn, fitmod)
 
 
 if __name__ == "__main__":
-    main()
+    run_variants([(name, _use(fn), kw) for name, fn, kw in VARIANTS], _use(_order),
+                 lambda A, Y: TRUTH.update(A=np.asarray(A), Y=Y))
