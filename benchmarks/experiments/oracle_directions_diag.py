@@ -58,6 +58,8 @@ VARIANTS = [
     ("oracle", oracle_ordering, {}),
     ("default_auto", _order, {"measurement_noise": "auto"}),
     ("oracle_auto", oracle_ordering, {"measurement_noise": "auto", "polish": False}),
+    # the correction's polish started from the true directions
+    ("oracle_auto_polish", oracle_ordering, {"measurement_noise": "auto"}),
 ]
 
 
