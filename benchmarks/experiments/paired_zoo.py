@@ -2,6 +2,10 @@
 
 Usage: python paired_zoo.py A.jsonl B.jsonl  (B minus A; SE of the paired mean difference)
 
+A and B may each be several files joined by commas (e.g. both simulators'):
+rows are then paired by simulator, family and seed, each simulator's families
+get a line, and a last line pools every pair.
+
 Only rows fitted with the current defaults are read (``zoo.current``).
 """
 import json
@@ -14,22 +18,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from zoo import current  # noqa: E402
 
 
-def load(path):
+def load(paths):
     rows = {}
-    for line in open(path):
-        r = json.loads(line)
-        if current(r):
-            rows[(r["family"], r["seed"])] = r
+    for path in paths.split(","):
+        for line in open(path):
+            r = json.loads(line)
+            if current(r):
+                rows[(r["simulator"], r["family"], r["seed"])] = r
     return rows
 
 
 a, b = load(sys.argv[1]), load(sys.argv[2])
 keys = sorted(set(a) & set(b))
+several = len({k[0] for k in keys}) > 1
+groups = {(k[0], k[1]): None for k in keys}
+if len(groups) > 1 and several:
+    groups[("all", "")] = None
 print("| family | fits | mean SHD A | mean SHD B | B - A (SE) | better / worse | "
       "correct order A | B | LocR² A | B | identical fits |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
-for fam in dict.fromkeys(k[0] for k in keys):
-    ks = [k for k in keys if k[0] == fam and a[k]["status"] == b[k]["status"] == "ok"]
+for sim, fam in groups:
+    ks = [k for k in keys if (sim == "all" or k[:2] == (sim, fam))
+          and a[k]["status"] == b[k]["status"] == "ok"]
+    fam = "all" if sim == "all" else (f"{sim} {fam}" if several else fam)
     sa = np.array([a[k]["shd"] for k in ks], float)
     sb = np.array([b[k]["shd"] for k in ks], float)
     diff = sb - sa
