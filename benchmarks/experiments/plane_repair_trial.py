@@ -41,7 +41,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from keep_variant_trial import cli  # noqa: E402
 
 _polish = ordmod.polish_directions
-LOG: list = []
 CFG = {"minority": False, "search": "descent"}
 GRID = np.linspace(0.0, np.pi, 361)[:-1]
 
@@ -109,7 +108,6 @@ def plane_repair(X_red, alphas):
                 alphas[:, i] = v[0] * a + v[1] * b
                 alphas[:, i + 1] = -v[1] * a + v[0] * b
                 alphas[:, i: i + 2] /= np.linalg.norm(alphas[:, i: i + 2], axis=0)
-                LOG.append((i, float(cur_score[0]), float(scores[c]), int(differ[c])))
                 changed = True
         if not changed:
             break
