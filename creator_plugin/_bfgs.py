@@ -11,7 +11,8 @@ update is a symmetric rank-two correction,
 
 ``O(N^2)``. :func:`minimize_bfgs` is SciPy's BFGS loop (same line search,
 same first step, same stopping rules and result fields). From
-:data:`RANK_TWO_MIN_SIZE` variables on it uses the rank-two update; in
+:data:`RANK_TWO_MIN_SIZE` variables on (or at any size, on request) it uses
+the rank-two update; in
 exact arithmetic that takes SciPy's steps, in floating point it rounds
 differently. Below it, it applies SciPy's update in SciPy's form, so it
 takes SciPy's steps to the last bit, without the wrappers SciPy's
@@ -88,6 +89,7 @@ def _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval):
 
 def minimize_bfgs(
     fun, x0: np.ndarray, *, gtol: float, maxiter: int, hess_inv0: np.ndarray | None = None,
+    rank_two: bool | None = None,
 ) -> optimize.OptimizeResult:
     """Minimise ``fun(x) -> (value, gradient)`` by BFGS from ``x0``.
 
@@ -95,7 +97,9 @@ def minimize_bfgs(
     ``gtol``, ``maxiter`` and ``hess_inv0`` (None: the identity), with the
     inverse-Hessian update in rank-two form from :data:`RANK_TWO_MIN_SIZE`
     variables on (see the module's docstring) and SciPy's steps to the last
-    bit below. Returns SciPy's result fields (``x``, ``fun``, ``jac``,
+    bit below. ``rank_two`` (None: by that size) forces one form or the
+    other: a caller whose results need not keep SciPy's rounding takes the
+    rank-two form at every size. Returns SciPy's result fields (``x``, ``fun``, ``jac``,
     ``hess_inv``, ``nit``, ``nfev``, ``njev``, ``status``, ``success``,
     ``message``); in rank-two form the inverse Hessian is symmetric.
     Exceptions raised by ``fun`` propagate.
@@ -112,7 +116,8 @@ def minimize_bfgs(
     old_fval = f(x0)
     gfk = fprime(x0)
     H = np.eye(N) if hess_inv0 is None else np.array(hess_inv0, dtype=float)
-    rank_two = N >= RANK_TWO_MIN_SIZE
+    if rank_two is None:
+        rank_two = N >= RANK_TWO_MIN_SIZE
     eye = None if rank_two else np.eye(N, dtype=int)
     old_old_fval = old_fval + np.linalg.norm(gfk) / 2  # first step of length about 1
     xk, k, warnflag = x0, 0, 0

@@ -34,6 +34,20 @@ def test_rank_two_update_takes_scipys_steps(monkeypatch, n):
     np.testing.assert_array_equal(own.hess_inv, own.hess_inv.T)
 
 
+def test_rank_two_on_request_takes_scipys_steps():
+    # rank_two=True asks for the rank-two form below the size threshold
+    # (the revision's refinements); rank_two=False keeps SciPy's form.
+    x0 = np.random.default_rng(3).uniform(-1.5, 1.5, 20)
+    assert bfgs.RANK_TWO_MIN_SIZE > 20
+    ref = _scipy(_rosenbrock, x0, gtol=1e-6, maxiter=5000)
+    own = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-6, maxiter=5000, rank_two=True)
+    assert own.success and own.nit == pytest.approx(ref.nit, rel=0.05)
+    np.testing.assert_allclose(own.x, ref.x, atol=1e-6)
+    np.testing.assert_array_equal(own.hess_inv, own.hess_inv.T)  # only the rank-two form
+    scipys = bfgs.minimize_bfgs(_rosenbrock, x0, gtol=1e-6, maxiter=5000, rank_two=False)
+    np.testing.assert_array_equal(scipys.x, ref.x)
+
+
 def test_first_iterations_equal_scipys_to_rounding(monkeypatch):
     monkeypatch.setattr(bfgs, "RANK_TWO_MIN_SIZE", 1)
     x0 = np.random.default_rng(1).uniform(-1.5, 1.5, 12)

@@ -4,13 +4,17 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from creator_plugin import CREATOR, metrics, simulate
 from creator_plugin.disentangle import (
     LATER_WEIGHT_LEVEL,
+    _node_precisions,
     refine_disentangling,
     surrounded_sets,
 )
+from creator_plugin.revision import sem_deviance
 
 
 def _population(d=6, K=6, seed=0):
@@ -61,6 +65,47 @@ def test_population_refinement_recovers_the_features_from_a_perturbed_start(seed
     # (2 -> 3 with a shared parent in seed 0), so the support is recovered to
     # 5 % of the start's error there (3.6 % against 71 %) and to 1e-3 elsewhere.
     assert _support_error(C, L, A) < 0.1 * before
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(1, 7), K=st.integers(1, 4), seed=st.integers(0, 2**31 - 1))
+def test_node_precisions_equal_one_regression_per_node(d, K, seed):
+    # The batched computation (parents padded to the largest set) against a
+    # least-squares regression of every node on its parents, environment by
+    # environment: the same residual variances and precision matrices.
+    rng = np.random.default_rng(seed)
+    A = np.triu(rng.random((d, d)) < 0.5, 1)
+    parents = [np.flatnonzero(A[:, j]) for j in range(d)]
+    F = rng.normal(size=(K, d, d))
+    G = F @ np.swapaxes(F, 1, 2) + 0.1 * np.eye(d)
+    P, logs = _node_precisions(G, parents)
+    for k in range(K):
+        P_ref, logs_ref = np.zeros((d, d)), 0.0
+        for j, pa in enumerate(parents):
+            v = np.zeros(d)
+            v[j] = 1.0
+            if pa.size:
+                v[pa] = -np.linalg.lstsq(G[k][np.ix_(pa, pa)], G[k][pa, j], rcond=None)[0]
+            s = v @ G[k] @ v
+            P_ref += np.outer(v, v) / s
+            logs_ref += np.log(s)
+        np.testing.assert_allclose(P[k], P_ref, rtol=1e-7, atol=1e-9)
+        assert logs[k] == pytest.approx(logs_ref, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("method", ["L-BFGS-B", "BFGS"])
+def test_refinement_criterion_is_the_sem_deviance_per_row(method):
+    # The descent evaluates log det(C^T S_k C) through det C; its start and
+    # final values must still be the likelihood-ratio statistic per row.
+    A, L, S = _population(seed=2)
+    n = np.array([300.0, 700.0, 1000.0, 500.0, 800.0, 900.0])
+    truth = np.linalg.inv(L.T)
+    shift = np.triu(np.random.default_rng(5).normal(size=A.shape), 1)
+    start = truth + 0.15 * shift * np.abs(truth).max()
+    C, info = refine_disentangling(start, S, n, A, method=method)
+    assert info["kept"]
+    assert info["start"] == pytest.approx(sem_deviance(start, S, n, A) / n.sum(), rel=1e-9)
+    assert info["final"] == pytest.approx(sem_deviance(C, S, n, A) / n.sum(), rel=1e-6, abs=1e-12)
 
 
 def test_refinement_rejects_an_unknown_method():

@@ -28,6 +28,7 @@ import numpy as np
 
 from creator_plugin.disentangle import disentangling_matrix, refine_disentangling
 from creator_plugin.pruning import default_threshold, prune
+from creator_plugin.revision import REVISION_GTOL
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from disentangle_precision import b_from_chol, keep_last, load, moments, score  # noqa: E402
@@ -59,7 +60,9 @@ def bfgs_refined(C, S, n, A, guard):
     if not guard:
         dis.LATER_WEIGHT_LEVEL = np.inf
     try:
-        C, _ = refine_disentangling(C, S, n, A, method="BFGS")
+        # the revision's own tolerance (REVISION_GTOL, 1e-6; rows before it
+        # existed were refined to 1e-9)
+        C, _ = refine_disentangling(C, S, n, A, method="BFGS", gtol=REVISION_GTOL)
     finally:
         dis.LATER_WEIGHT_LEVEL = level
     return C
