@@ -28,6 +28,8 @@ Usage::
 Without ``--base`` only this checkout is timed (a time-versus-d curve, say).
 ``--family NAME`` draws the data from a zoo family
 (:func:`creator_plugin.simulation.simulate_family`) instead of ``simulate``.
+``--params JSON`` fits this checkout with those parameters (the base keeps its
+defaults): what a change of defaults would cost before it is made.
 """
 
 from __future__ import annotations
@@ -57,13 +59,14 @@ import creator_plugin
 from creator_plugin import CREATOR
 data = np.load(sys.argv[1])
 d, seed, repeats, warmup = int(data["d"]), int(data["seed"]), int(sys.argv[3]), int(sys.argv[4])
+params = json.loads(sys.argv[5])
 X = [data[f"X{k}"] for k in range(int(data["K"]))]
 if warmup:
-    CREATOR(d, random_state=seed).fit(X)
+    CREATOR(d, random_state=seed, **params).fit(X)
 wall, cpu = [], []
 for _ in range(repeats):
     w, c = time.perf_counter(), time.process_time()
-    est = CREATOR(d, random_state=seed).fit(X)
+    est = CREATOR(d, random_state=seed, **params).fit(X)
     wall.append(time.perf_counter() - w)
     cpu.append(time.process_time() - c)
 np.savez(sys.argv[2], adjacency=est.adjacency_matrix_,
@@ -90,11 +93,12 @@ def _simulate(args, seed: int):
                     random_state=seed)
 
 
-def fit_in(checkout: Path, data_file: Path, out_file: Path, repeats: int, warmup: bool) -> dict:
+def fit_in(checkout: Path, data_file: Path, out_file: Path, repeats: int, warmup: bool,
+           params: str = "{}") -> dict:
     """One subprocess fit with ``checkout`` first on the path; its timings and results."""
     env = {**os.environ, **THREADS, "PYTHONPATH": str(checkout)}
     command = [sys.executable, "-c", WORKER, str(data_file), str(out_file), str(repeats),
-               str(int(warmup))]
+               str(int(warmup)), params]
     # cwd: the temporary directory, so that "" on sys.path finds no other checkout.
     proc = subprocess.run(command, env=env, cwd=data_file.parent, capture_output=True,
                           text=True, check=True)
@@ -122,7 +126,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-warmup", action="store_true",
                         help="no untimed fit first (for fits of many seconds)")
     parser.add_argument("--out", default=None, help="CSV of every fit")
+    parser.add_argument("--params", default="{}",
+                        help="JSON of CREATOR parameters for this checkout's fits only "
+                             "(the base keeps its defaults)")
     args = parser.parse_args(argv)
+    json.loads(args.params)  # fail early on bad JSON
 
     checkouts = {"this": THIS}
     if args.base:
@@ -141,7 +149,8 @@ def main(argv: list[str] | None = None) -> None:
                 for name in order:
                     timings[name].append(fit_in(checkouts[name], data_file,
                                                 Path(tmp) / f"{name}.npz", args.repeats,
-                                                not args.no_warmup))
+                                                not args.no_warmup,
+                                                args.params if name == "this" else "{}"))
             for name in order:
                 res = np.load(Path(tmp) / f"{name}.npz")
                 latents = [res[f"L{k}"] for k in range(len(sim.X))]
@@ -164,7 +173,8 @@ def summary(df: pd.DataFrame, args) -> str:
     lines = [f"d={args.d}, K={args.K or args.d}, n={args.n}, "
              f"{args.family or f'edge_prob={args.edge_prob}'}, {df.seed.nunique()} seeds, "
              f"best of {args.rounds} x {args.repeats} timed fits each"
-             f"{'' if args.no_warmup else ' (each process after an untimed one)'}", "",
+             f"{'' if args.no_warmup else ' (each process after an untimed one)'}"
+             f"{'' if args.params == '{}' else f'; this checkout with {args.params}'}", "",
              "| checkout | median wall s | median CPU s | mean SHD | correct order | LocR² |",
              "|---|---|---|---|---|---|"]
     for name in ("base", "this"):
