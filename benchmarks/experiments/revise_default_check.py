@@ -1,0 +1,132 @@
+"""The defaults against ``revise_graph=True`` on the same data sets (frozen check).
+
+The design and its rule are in benchmarks/LOG.md ("Frozen design: the
+revision on by default?"). Usage::
+
+    OMP_NUM_THREADS=1 python revise_default_check.py run SET FIRST COUNT OUT.jsonl
+    python revise_default_check.py summary OUT.jsonl [...]
+
+SET: ``bar`` / ``bar-independent`` (the six bar families at d = K = 5,
+n = 1000), ``flag`` / ``flag-independent`` (the three flag families),
+``d10`` (``simulate(10, 10, 2000, setting=1, edge_prob=0.5)``),
+``d10-independent`` (the independent ``paper`` at d = K = 10, n = 2000),
+``grid`` (``simulate(d, d, 1000, setting=s)`` for d = 5, 7 and s = 1, 2).
+One row per data set: both settings' SHD, correct order, verdict and seconds.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import zoo  # noqa: E402
+
+from creator_plugin import CREATOR, simulate  # noqa: E402
+from creator_plugin.benchmark.scoring import score  # noqa: E402
+
+BAR = ("paper", "heavy_tails", "wide_scales", "signed_weights", "measured", "unequal_n")
+FLAG = ("near_gaussian", "weak_weights", "discrete_noise")
+SETTINGS = {"default": {}, "revise": {"revise_graph": True}}
+
+
+def data_sets(which: str, seed: int):
+    """``(cell, d, X, adjacency, latents)`` of one seed of a set."""
+    if which in ("bar", "bar-independent", "flag", "flag-independent"):
+        simulator = "independent" if which.endswith("independent") else "package"
+        for family in BAR if which.startswith("bar") else FLAG:
+            yield (f"{simulator} {family}", 5, *zoo.data_of(simulator, family, 5, 5, 1000, seed))
+    elif which == "d10":
+        sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=seed)
+        yield "package d10", 10, sim.X, sim.adjacency, sim.Y
+    elif which == "d10-independent":
+        yield ("independent d10 paper", 10, *zoo.data_of("independent", "paper", 10, 10, 2000,
+                                                         seed))
+    elif which == "grid":
+        for d in (5, 7):
+            for setting in (1, 2):
+                sim = simulate(d, d, 1000, setting=setting, random_state=seed)
+                yield f"grid d{d} setting {setting}", d, sim.X, sim.adjacency, sim.Y
+    else:
+        raise SystemExit(f"unknown set {which!r}")
+
+
+def fit(d: int, seed: int, X, A, Y, params: dict) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        model = CREATOR(d, random_state=seed, **params).fit(X)
+        cpu = time.process_time() - start
+    s = score(A, Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
+    issues = (model.diagnostics_.get("quality") or {}).get("issues", [])
+    return {"shd": int(s["shd"]), "correct_order": bool(s["correct_order"]),
+            "locr2": float(s["locr2"]), "flagged": bool(issues), "cpu": cpu}
+
+
+def run(which: str, first: int, count: int, out: str) -> None:
+    with open(out, "a") as fh:
+        for seed in range(first, first + count):
+            for cell, d, X, A, Y in data_sets(which, seed):
+                row = {"set": which, "cell": cell, "seed": seed}
+                for name, params in SETTINGS.items():
+                    row[name] = fit(d, seed, X, A, Y, params)
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+
+
+def _paired(rows: list[dict]) -> str:
+    a = np.array([r["default"]["shd"] for r in rows], float)
+    b = np.array([r["revise"]["shd"] for r in rows], float)
+    diff = b - a
+    se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    order_a = np.mean([r["default"]["correct_order"] for r in rows])
+    order_b = np.mean([r["revise"]["correct_order"] for r in rows])
+    return (f"{len(rows)} | {a.mean():.3f} | {b.mean():.3f} | {diff.mean():+.3f} ({se:.3f}) | "
+            f"{int((diff < 0).sum())} / {int((diff > 0).sum())} | {order_a:.0%} | {order_b:.0%}")
+
+
+def _flags(rows: list[dict], name: str) -> str:
+    wrong = [r[name] for r in rows if r[name]["shd"] >= 2]
+    right = [r[name] for r in rows if r[name]["shd"] <= 1]
+    return (f"{sum(f['flagged'] for f in wrong)}/{len(wrong)} | "
+            f"{sum(f['flagged'] for f in right)}/{len(right)}")
+
+
+def summary(paths: list[str]) -> None:
+    rows = [json.loads(line) for p in paths for line in open(p)]
+    print("| cell | data sets | default | revise_graph | difference (SE) | better / worse "
+          "| order, default | order, revise |")
+    print("|---|---|---|---|---|---|---|---|")
+    for cell in sorted({r["cell"] for r in rows}):
+        print(f"| {cell} | " + _paired([r for r in rows if r["cell"] == cell]) + " |")
+    for which in sorted({r["set"] for r in rows}):
+        print(f"| all of {which} | " + _paired([r for r in rows if r["set"] == which]) + " |")
+    groups = {"bar (both simulators)": ("bar", "bar-independent"),
+              "d = 10 (both simulators)": ("d10", "d10-independent"),
+              "flag (both simulators)": ("flag", "flag-independent")}
+    for label, sets in groups.items():
+        sub = [r for r in rows if r["set"] in sets]
+        if sub:
+            print(f"| {label} | " + _paired(sub) + " |")
+    print("\nVerdict: SHD >= 2 flagged | SHD <= 1 flagged (default; revise_graph)")
+    for label, sets in groups.items():
+        sub = [r for r in rows if r["set"] in sets]
+        if sub:
+            print(f"* {label}: {_flags(sub, 'default')}; {_flags(sub, 'revise')}")
+    cpu_a = sum(r["default"]["cpu"] for r in rows)
+    cpu_b = sum(r["revise"]["cpu"] for r in rows)
+    print(f"\nCPU: revise_graph / default = {cpu_b / cpu_a:.2f}x over {len(rows)} data sets")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "run":
+        run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "summary":
+        summary(sys.argv[2:])
+    else:
+        raise SystemExit(__doc__)
