@@ -142,14 +142,19 @@ def revise_graph(
     info : dict
         ``"candidates"`` (the pairs that could flip), ``"flips"`` (the pairs
         flipped, in order), ``"scores"`` (the score before and after each
-        flip).
+        flip) and ``"margins"``: for each pair still open when the search
+        stopped, ``[parent, child, rise]`` with ``rise`` the amount by which
+        flipping it would raise the final score, in units of one edge's
+        price (``penalty * sum_k log n_k``); empty when every candidate
+        flipped.
     """
     if band < 1:
         raise ValueError(f"band must be at least 1, got {band!r}.")
     A = (np.asarray(adjacency) != 0).astype(int)
     candidates = [(int(q["parent"]), int(q["child"])) for q in decisions
                   if q["threshold"] / band <= q["statistic"] <= q["threshold"] * band]
-    info: dict = {"candidates": [list(c) for c in candidates], "flips": [], "scores": []}
+    info: dict = {"candidates": [list(c) for c in candidates], "flips": [], "scores": [],
+                  "margins": []}
     if not candidates:
         return A, info
     best = graph_score(B, covariances, n_rows, A, penalty)
@@ -163,6 +168,8 @@ def revise_graph(
             trials.append((graph_score(B, covariances, n_rows, A1, penalty), (j, i), A1))
         score, pair, A1 = min(trials, key=lambda t: t[0])
         if not score < best:
+            price = penalty * float(np.log(np.asarray(n_rows, dtype=float)).sum())
+            info["margins"] = [[j, i, float((t - best) / price)] for t, (j, i), _ in trials]
             break
         best, A = score, A1
         open_pairs.remove(pair)

@@ -72,7 +72,26 @@ def test_the_revision_restores_a_missed_edge_and_drops_a_made_up_one():
     far = {k: (0.9 if v > 0.2 else 0.01) for k, v in stats.items()}
     revised, info = revise_graph(B, S, n, pruned, _decisions(far))
     np.testing.assert_array_equal(revised, pruned)
-    assert info == {"candidates": [], "flips": [], "scores": []}
+    assert info == {"candidates": [], "flips": [], "scores": [], "margins": []}
+
+
+def test_the_margins_are_the_rises_of_the_flips_left_open_in_edge_prices():
+    B, S, n = _population()
+    pruned = TRUE.copy()
+    pruned[0, 2] = 0
+    # (0, 3) is a near-level candidate that rightly stays absent
+    stats = {(0, 1): 0.9, (0, 2): 0.18, (1, 2): 0.8, (0, 3): 0.15, (1, 3): 0.05, (2, 3): 0.7}
+    revised, info = revise_graph(B, S, n, pruned, _decisions(stats))
+    np.testing.assert_array_equal(revised, TRUE)
+    assert info["flips"] == [[0, 2]]
+    [(j, i, rise)] = info["margins"]
+    extra = TRUE.copy()
+    extra[0, 3] = 1
+    price = np.log(n).sum()
+    assert (j, i) == (0, 3)
+    assert rise > 0
+    assert rise == pytest.approx((graph_score(B, S, n, extra) - info["scores"][-1]) / price,
+                                 rel=1e-9)
 
 
 def test_revise_graph_rejects_a_band_below_one():
