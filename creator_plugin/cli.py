@@ -238,7 +238,7 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--revise-graph", action="store_true",
                      help="revisit the pruning decisions near the level by how well the "
                           "disentangled features fit the graph (CREATOR(revise_graph=True): "
-                          "more accurate on simulated data, 1.3-4.5 times slower)")
+                          "more accurate on simulated data, about 1.1-1.2 times slower)")
     _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")

@@ -631,12 +631,17 @@ def latent_conditioning(latents: list[np.ndarray], *, moments: list | None = Non
     return {"condition_numbers": conds, "worst_environment": int(np.argmax(conds))}
 
 
+#: The calibrated-disagreement level of the default verdict's order check up
+#: to :data:`LEVELS_GROW_FROM` latents (:func:`order_levels`). Chosen on
+#: simulated data set aside for choosing it (docs/results/verdict.md).
+DISAGREEMENT_LEVEL = 4.5
+
 #: The calibrated-disagreement level of the order check when the verdict also
 #: resamples (``CREATOR(quality_resamples=B)``). Without resampling the
-#: verdict runs on every fit and keeps a low false-alarm rate (level 4.5); a
-#: user who asks for the resampling check asks for the thorough verdict, and
-#: both levels were chosen together for it on simulated data set aside for choosing them
-#: (docs/results/verdict.md).
+#: verdict runs on every fit and keeps a low false-alarm rate
+#: (:data:`DISAGREEMENT_LEVEL`); a user who asks for the resampling check asks
+#: for the thorough verdict, and both levels were chosen together for it on
+#: simulated data set aside for choosing them (docs/results/verdict.md).
 THOROUGH_DISAGREEMENT_LEVEL = 3.0
 
 #: From :data:`LEVELS_GROW_FROM` to :data:`LEVELS_GROW_UNTIL` latents the
@@ -669,7 +674,8 @@ def order_levels(d: int, *, thorough: bool = False) -> tuple[float, float]:
     Returns
     -------
     disagreement_level : float
-        4.5 (3.0 thorough) up to :data:`LEVELS_GROW_FROM` latents, plus
+        :data:`DISAGREEMENT_LEVEL` (:data:`THOROUGH_DISAGREEMENT_LEVEL`
+        thorough) up to :data:`LEVELS_GROW_FROM` latents, plus
         :data:`DISAGREEMENT_LEVEL_PER_LATENT` per latent beyond, up to
         :data:`LEVELS_GROW_UNTIL` latents (9.5 and 8.0 from d = 10 on).
     condition_level : float
@@ -678,7 +684,7 @@ def order_levels(d: int, *, thorough: bool = False) -> tuple[float, float]:
         :data:`LEVELS_GROW_UNTIL` latents (about 1.0e9 from d = 10 on).
     """
     beyond = min(max(0, int(d) - LEVELS_GROW_FROM), LEVELS_GROW_UNTIL - LEVELS_GROW_FROM)
-    base = THOROUGH_DISAGREEMENT_LEVEL if thorough else 4.5
+    base = THOROUGH_DISAGREEMENT_LEVEL if thorough else DISAGREEMENT_LEVEL
     return (base + DISAGREEMENT_LEVEL_PER_LATENT * beyond,
             1e6 * CONDITION_LEVEL_FACTOR**beyond)
 
