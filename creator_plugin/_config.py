@@ -62,7 +62,7 @@ class FitConfig:
     polish: bool = True
     disentangle: str = "evidence"
     pruning: str = "residual"
-    revise_graph: bool = False
+    revise_graph: bool | str = "auto"
     prune_threshold: float | str = "auto"
     standardize: bool = True
     ica_options: Mapping = field(default_factory=lambda: ICA_DEFAULTS)
@@ -126,6 +126,13 @@ class FitConfig:
         values = {k: v for k, v in params.items()
                   if k in names and (v is not None or k == "measurement_noise")}
         return cls(**{**values, "n_latent": n_latent, **settings})
+
+    @property
+    def revises(self) -> bool:
+        """Whether step 2b revises the pruned graph (``"auto"``: with the residual rule)."""
+        if isinstance(self.revise_graph, str):  # "auto"
+            return self.pruning == "residual"
+        return bool(self.revise_graph)
 
     def replace(self, **changes) -> FitConfig:
         """A copy with some fields changed (:func:`dataclasses.replace`)."""

@@ -276,7 +276,7 @@ def fit_arrays(
     moments = feature_moments(MappedArrays(ordering.reduced, [scales[0]] * K))  # steps 2b, 3
     adjacency, decisions, revision = (
         _revise_stage(ordering, adjacency, decisions, scales, moments[1])
-        if config.revise_graph else (adjacency, decisions, None))
+        if config.revises else (adjacency, decisions, None))
     components, order, entangled, refinement = _disentangle_stage(
         ordering, config, adjacency, tested, scales, moments)
     n_rows = np.array([x.shape[0] for x in ordering.reduced])
@@ -378,7 +378,7 @@ def _likelihood_covariances(stage: OrderingStage, alphas, scatters, n_rows) -> n
 
 
 def _revise_stage(stage: OrderingStage, adjacency, decisions, scales, scatters):
-    """Step 2b (``revise_graph=True``): flip near-level decisions by the profiled likelihood.
+    """Step 2b (``revise_graph``): flip near-level decisions by the profiled likelihood.
 
     Returns the revised adjacency, the decisions with ``"edge"`` updated (a
     flipped pair also carries ``"revised": True``) and the search's record

@@ -352,11 +352,16 @@ def test_fit_reports_bad_input(csv_file, tmp_path, capsys):
 def test_fit_revise_graph_reaches_the_estimator(csv_file, tmp_path):
     assert main(_args(csv_file, tmp_path / "out", "--revise-graph")) == 0
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
-    assert set(diag["graph_revision"]) == {"candidates", "flips", "scores"}
+    assert set(diag["graph_revision"]) == {"candidates", "flips", "scores", "margins"}
     assert CREATOR.load(tmp_path / "out" / "model.npz").revise_graph is True
-    assert main(_args(csv_file, tmp_path / "plain")) == 0
+    assert main(_args(csv_file, tmp_path / "default")) == 0
+    default = json.loads((tmp_path / "default" / "diagnostics.json").read_text())
+    assert default["graph_revision"] == diag["graph_revision"]
+    assert CREATOR.load(tmp_path / "default" / "model.npz").revise_graph == "auto"
+    assert main(_args(csv_file, tmp_path / "plain", "--no-revise-graph")) == 0
     plain = json.loads((tmp_path / "plain" / "diagnostics.json").read_text())
     assert plain["graph_revision"] is None
+    assert CREATOR.load(tmp_path / "plain" / "model.npz").revise_graph is False
 
 
 def test_fit_quality_resamples_reaches_the_verdict(csv_file, tmp_path):

@@ -100,10 +100,18 @@ def test_revise_graph_rejects_a_band_below_one():
         revise_graph(B, S, n, TRUE, _decisions({(0, 1): 0.2}), band=0.5)
 
 
-def test_the_option_needs_the_residual_rule():
+def test_the_option_needs_the_residual_rule_and_auto_skips_the_rank_rules():
     sim = simulate_family("paper", 3, 3, 300, random_state=0)
     with pytest.raises(ValueError, match="revise_graph=True needs pruning='residual'"):
         CREATOR(3, pruning="rank", revise_graph=True).fit(sim.X)
+    with pytest.raises(ValueError, match="revise_graph=True needs pruning='residual'"):
+        CREATOR(3, pruning="rank", revise_graph=np.True_).fit(sim.X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model in (CREATOR(3, pruning="rank", random_state=0),
+                      CREATOR.paper(3, random_state=0),
+                      CREATOR(3, revise_graph=False, random_state=0)):
+            assert model.fit(sim.X).diagnostics_["graph_revision"] is None
 
 
 def test_a_fit_with_a_missed_edge_is_revised_and_its_record_is_consistent():
@@ -112,8 +120,11 @@ def test_a_fit_with_a_missed_edge_is_revised_and_its_record_is_consistent():
     sim = simulate_family("heavy_tails", 5, 5, 1000, random_state=21)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        default = CREATOR(5, random_state=21).fit(sim.X)
+        default = CREATOR(5, random_state=21, revise_graph=False).fit(sim.X)
         revised = CREATOR(5, random_state=21, revise_graph=True).fit(sim.X)
+        auto = CREATOR(5, random_state=21).fit(sim.X)
+    np.testing.assert_array_equal(auto.adjacency_matrix_, revised.adjacency_matrix_)
+    assert auto.diagnostics_["graph_revision"] == revised.diagnostics_["graph_revision"]
     assert evaluate_model(default, sim)["shd"] == 1
     assert evaluate_model(revised, sim)["shd"] == 0
     assert default.diagnostics_["graph_revision"] is None
@@ -160,7 +171,8 @@ def test_the_revision_reads_the_corrected_moments_with_measurement_noise(monkeyp
     monkeypatch.setattr(fit_module, "revise_graph", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        default = CREATOR(4, random_state=11, measurement_noise="auto").fit(sim.X)
+        default = CREATOR(4, random_state=11, measurement_noise="auto",
+                          revise_graph=False).fit(sim.X)
         revised = CREATOR(4, random_state=11, measurement_noise="auto",
                           revise_graph=True, quality=False).fit(sim.X)
     assert evaluate_model(default, sim)["shd"] == 1
