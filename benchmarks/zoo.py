@@ -59,7 +59,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
 # "2026-11-28": the consistency descent steps within the residuals' column space.
 # "2026-11-28b": the verdict checks effect strength (a new issue kind, no new parameter).
 # "2026-11-28c": the ordering keeps a start whose joint re-estimation left its source.
-NUMERICS = "2026-11-28c"
+# "2026-11-28d": the verdict's ICA-agreement level 5.5 (no new parameter).
+NUMERICS = "2026-11-28d"
 
 
 def settings_of(d: int, params: dict | None = None) -> str:
