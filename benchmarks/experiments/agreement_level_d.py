@@ -120,7 +120,7 @@ def _flagged(r: dict, disagreement: float, condition: float) -> bool:
 
 
 def compare(paths: list[str]) -> None:
-    """Fits flagged with the fixed levels (4.5, 1e6) and with :func:`order_levels` of d."""
+    """Fits flagged with the levels of d = 5 (fixed) and with :func:`order_levels` of d."""
     from creator_plugin.quality import order_levels
 
     rows = [r for r in _rows(paths) if r.get("status", "ok") == "ok"]
@@ -132,7 +132,7 @@ def compare(paths: list[str]) -> None:
         right = [r for r in rs if r["shd"] <= 1]
         wrong = [r for r in rs if r["shd"] >= 2]
         cells = []
-        for levels in ((4.5, 1e6), order_levels(d)):
+        for levels in (order_levels(5), order_levels(d)):
             for group in (right, wrong):
                 k = sum(_flagged(r, *levels) for r in group)
                 cells.append(f"{k} ({k / max(len(group), 1):.0%})")
