@@ -352,7 +352,8 @@ def test_fit_reports_bad_input(csv_file, tmp_path, capsys):
 def test_fit_revise_graph_reaches_the_estimator(csv_file, tmp_path):
     assert main(_args(csv_file, tmp_path / "out", "--revise-graph")) == 0
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
-    assert set(diag["graph_revision"]) == {"candidates", "flips", "scores", "margins"}
+    assert set(diag["graph_revision"]) == {"candidates", "flips", "scores", "margins",
+                                           "n_scores", "stopped"}
     assert CREATOR.load(tmp_path / "out" / "model.npz").revise_graph is True
     assert main(_args(csv_file, tmp_path / "default")) == 0
     default = json.loads((tmp_path / "default" / "diagnostics.json").read_text())

@@ -72,7 +72,8 @@ def test_the_revision_restores_a_missed_edge_and_drops_a_made_up_one():
     far = {k: (0.9 if v > 0.2 else 0.01) for k, v in stats.items()}
     revised, info = revise_graph(B, S, n, pruned, _decisions(far))
     np.testing.assert_array_equal(revised, pruned)
-    assert info == {"candidates": [], "flips": [], "scores": [], "margins": []}
+    assert info == {"candidates": [], "flips": [], "scores": [], "margins": [], "n_scores": 0,
+                    "stopped": "no candidates"}
 
 
 def test_the_margins_are_the_rises_of_the_flips_left_open_in_edge_prices():
@@ -92,6 +93,29 @@ def test_the_margins_are_the_rises_of_the_flips_left_open_in_edge_prices():
     assert rise > 0
     assert rise == pytest.approx((graph_score(B, S, n, extra) - info["scores"][-1]) / price,
                                  rel=1e-9)
+
+
+def test_the_search_stops_before_a_round_that_would_exceed_its_budget():
+    B, S, n = _population()
+    pruned = TRUE.copy()
+    pruned[0, 2] = 0
+    pruned[1, 3] = 1
+    stats = {(0, 1): 0.9, (0, 2): 0.18, (1, 2): 0.8, (0, 3): 0.05, (1, 3): 0.22, (2, 3): 0.7}
+    full, info = revise_graph(B, S, n, pruned, _decisions(stats))
+    # two candidates: 1 + 2 scores, then 1 more for the second flip
+    assert info["n_scores"] == 4 and info["stopped"] == "converged"
+    np.testing.assert_array_equal(full, TRUE)
+    # a budget of 3 allows the first round only: the first flip is kept
+    part, info3 = revise_graph(B, S, n, pruned, _decisions(stats), max_scores=3)
+    assert info3["stopped"] == "budget" and info3["n_scores"] == 3
+    assert info3["flips"] == info["flips"][:1]
+    assert int(np.abs(part - pruned).sum()) == 1
+    # a budget below the first round leaves the graph alone without scoring it
+    same, info2 = revise_graph(B, S, n, pruned, _decisions(stats), max_scores=2)
+    assert info2["stopped"] == "budget" and info2["n_scores"] == 0
+    np.testing.assert_array_equal(same, pruned)
+    with pytest.raises(ValueError, match="max_scores"):
+        revise_graph(B, S, n, pruned, _decisions(stats), max_scores=0)
 
 
 def test_revise_graph_rejects_a_band_below_one():
