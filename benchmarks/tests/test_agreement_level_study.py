@@ -27,12 +27,12 @@ def test_a_row_is_flagged_by_any_part_of_the_order_check_or_another_issue():
 
 
 def test_compare_counts_both_rules_on_current_rows_only(tmp_path, capsys):
-    rows = [_row(10, 0, 6.0), _row(10, 0, 12.0), _row(10, 3, 12.0), _row(10, 3, 5.0),
+    rows = [_row(10, 0, 6.0), _row(10, 0, 12.0), _row(10, 3, 12.0), _row(10, 3, 5.8),
             _row(10, 0, 50.0, settings='{"old": 1}')]  # fitted under other settings
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     study.compare([str(path)])
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    # 4 current fits, 2 right and 2 wrong; fixed levels (4.5) flag all four,
-    # the levels at d = 10 (9.5) one right and one wrong.
+    # 4 current fits, 2 right and 2 wrong; the levels of d = 5 (5.5) flag all
+    # four, the levels at d = 10 (10.5) one right and one wrong.
     assert line == "| package | 10 | 4 | 2 | 2 | 2 (100%) | 2 (100%) | 1 (50%) | 1 (50%) |"
