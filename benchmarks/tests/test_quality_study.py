@@ -40,10 +40,10 @@ def test_hard_setting2_rows_and_re_decided_levels():
 def test_resampling_rows_match_the_estimator_and_re_decide():
     from creator_plugin import CREATOR, simulate
 
-    (row,) = run_verdict_benchmark("hard", [164], n=1000, resamples=4)
-    sim = simulate(5, 5, 1000, random_state=164)
+    (row,) = run_verdict_benchmark("hard", [1347], n=1000, resamples=4)
+    sim = simulate(5, 5, 1000, random_state=1347)
     # The benchmark runs the estimator's check (other resample seeds): both flag the fit.
-    model = CREATOR(5, quality_resamples=4, random_state=164).fit(sim.X)
+    model = CREATOR(5, quality_resamples=4, random_state=1347).fit(sim.X)
     assert row["shd"] >= 3 and row["resamples"] == 4
     assert 0.5 <= row["instability"] and "unstable_result" in row["issues"]
     assert len(row["resample_differences"].split(";")) == 4
