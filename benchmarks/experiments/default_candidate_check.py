@@ -27,12 +27,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from order_level_probe import _flagged  # noqa: E402
-from revise_default_check import data_sets  # noqa: E402
+import revise_default_check  # noqa: E402
+from order_level_probe import RECORDED_BASE, _flagged  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
-from creator_plugin.quality import order_levels  # noqa: E402
 
 #: The candidate's ICA-agreement level at d <= 5 (the default's is 4.5):
 #: the highest of 4.5, 5, 5.5, 6, 7 that flags no fewer fits with SHD >= 2
@@ -61,17 +60,7 @@ def fit(d: int, seed: int, X, A, Y, params: dict) -> dict:
 
 
 def run(which: str, first: int, count: int, out: str) -> None:
-    with open(out, "a") as fh:
-        for seed in range(first, first + count):
-            for cell, d, X, A, Y in data_sets(which, seed):
-                row = {"set": which, "cell": cell, "seed": seed}
-                try:
-                    for name, params in SETTINGS.items():
-                        row[name] = fit(d, seed, X, A, Y, params)
-                except ValueError as exc:  # data the fit refuses: a result, kept apart
-                    row = {**row, "failed": f"{type(exc).__name__}: {exc}"}
-                fh.write(json.dumps(row) + "\n")
-                fh.flush()
+    revise_default_check.run(which, first, count, out, settings=SETTINGS, fit_one=fit)
 
 
 def flagged(fit_row: dict, name: str) -> bool:
@@ -113,10 +102,10 @@ def summary(paths: list[str]) -> None:
     rows = [json.loads(line) for p in paths for line in open(p)]
     failed = [r for r in rows if "failed" in r]
     rows = [r for r in rows if "failed" not in r]
-    mismatch = sum(_flagged(r[n], order_levels(5)[0]) != bool(r[n]["kinds"])
+    mismatch = sum(_flagged(r[n], RECORDED_BASE) != bool(r[n]["kinds"])
                    for r in rows for n in SETTINGS)
-    print(f"{len(rows)} data sets; re-thresholding at the default level differs from the "
-          f"recorded verdict in {mismatch} fits")
+    print(f"{len(rows)} data sets; re-thresholding at the recorded level ({RECORDED_BASE}) "
+          f"differs from the recorded verdict in {mismatch} fits")
     for r in failed:
         print(f"not compared: {r['cell']} seed {r['seed']} ({r['failed'][:80]}...)")
     print("\n| cell | data sets | default | candidate | difference (SE) | better / worse "

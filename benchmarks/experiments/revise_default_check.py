@@ -70,14 +70,17 @@ def fit(d: int, seed: int, X, A, Y, params: dict) -> dict:
             "locr2": float(s["locr2"]), "flagged": bool(issues), "cpu": cpu}
 
 
-def run(which: str, first: int, count: int, out: str) -> None:
+def run(which: str, first: int, count: int, out: str, *, settings: dict | None = None,
+        fit_one=None) -> None:
+    """Fit every data set of ``which`` with each of ``settings`` (default: this check's)."""
+    settings, fit_one = settings or SETTINGS, fit_one or fit
     with open(out, "a") as fh:
         for seed in range(first, first + count):
             for cell, d, X, A, Y in data_sets(which, seed):
                 row = {"set": which, "cell": cell, "seed": seed}
                 try:
-                    for name, params in SETTINGS.items():
-                        row[name] = fit(d, seed, X, A, Y, params)
+                    for name, params in settings.items():
+                        row[name] = fit_one(d, seed, X, A, Y, params)
                 except ValueError as exc:  # data the fit refuses: a result, kept apart
                     row = {**row, "failed": f"{type(exc).__name__}: {exc}"}
                 fh.write(json.dumps(row) + "\n")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from order_level_probe import _flagged, data_sets  # noqa: E402
+from order_level_probe import _flagged, data_sets, flag_cell  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
@@ -93,12 +93,8 @@ def table(paths: list[str]) -> None:
                     continue
                 wrong = [r for r in sub if r["shd"] >= 2]
                 right = [r for r in sub if r["shd"] <= 1]
-                cells = []
-                for m in margins:
-                    w = sum(flagged(r, base, m) for r in wrong)
-                    f = sum(flagged(r, base, m) for r in right)
-                    cells.append(f"{w}/{len(wrong)} ({w / max(len(wrong), 1):.0%}), "
-                                 f"{f}/{len(right)} ({f / max(len(right), 1):.1%})")
+                cells = [flag_cell(wrong, right, lambda r, m=m, b=base: flagged(r, b, m))
+                         for m in margins]
                 print(f"| {group} | {lo}-{hi - 1} | " + " | ".join(cells) + " |")
     print("\nCells: SHD >= 2 flagged, SHD <= 1 flagged.")
 
