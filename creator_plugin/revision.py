@@ -1,4 +1,4 @@
-"""Revise the pruned graph by the likelihood of the disentangled SEM (``revise_graph=True``).
+"""Revise the pruned graph by the likelihood of the disentangled SEM (on by default).
 
 The pruning decides every pair ``j -> i`` on its own, from the regression
 coefficients of the ordering's noises. It never asks whether the features
