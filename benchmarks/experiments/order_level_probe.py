@@ -110,15 +110,11 @@ def flag_cell(wrong: list[dict], right: list[dict], flagged) -> str:
             f"{f}/{len(right)} ({f / max(len(right), 1):.1%})")
 
 
-def levels(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in open(p)]
-    rows = [r for r in rows if "failed" not in r]
-    # the record's kinds must be what the default level gives
-    mismatch = sum(_flagged(r, RECORDED_BASE) != bool(r["kinds"]) for r in rows)
-    print(f"{len(rows)} fits; re-thresholded verdict differs from the recorded one in {mismatch}")
-    bases = (4.5, 5.0, 5.5, 6.0, 7.0)
-    print("| group | seeds | " + " | ".join(f"base {b:g}" for b in bases) + " |")
-    print("|---|---|" + "---|" * len(bases))
+def flag_table(rows: list[dict], columns: list) -> None:
+    """Print a table: one row per group and half of the seeds, one column per
+    ``(label, flagged)`` pair, each cell :func:`flag_cell`."""
+    print("| group | seeds | " + " | ".join(label for label, _ in columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
     for group in sorted({r["group"] for r in rows}):
         for lo, hi in ((0, 50), (50, 100), (0, 100)):
             sub = [r for r in rows if r["group"] == group and lo <= r["seed"] % 1000 < hi]
@@ -126,8 +122,18 @@ def levels(paths: list[str]) -> None:
                 continue
             wrong = [r for r in sub if r["shd"] >= 2]
             right = [r for r in sub if r["shd"] <= 1]
-            cells = [flag_cell(wrong, right, lambda r, b=b: _flagged(r, b)) for b in bases]
+            cells = [flag_cell(wrong, right, flagged) for _, flagged in columns]
             print(f"| {group} | {lo}-{hi - 1} | " + " | ".join(cells) + " |")
+
+
+def levels(paths: list[str]) -> None:
+    rows = [json.loads(line) for p in paths for line in open(p)]
+    rows = [r for r in rows if "failed" not in r]
+    # the record's kinds must be what the default level gives
+    mismatch = sum(_flagged(r, RECORDED_BASE) != bool(r["kinds"]) for r in rows)
+    print(f"{len(rows)} fits; re-thresholded verdict differs from the recorded one in {mismatch}")
+    bases = (4.5, 5.0, 5.5, 6.0, 7.0)
+    flag_table(rows, [(f"base {b:g}", lambda r, b=b: _flagged(r, b)) for b in bases])
     print("\nCells: SHD >= 2 flagged, SHD <= 1 flagged.")
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from order_level_probe import _flagged, data_sets, flag_cell  # noqa: E402
+from order_level_probe import _flagged, data_sets, flag_table  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
@@ -84,18 +84,8 @@ def table(paths: list[str]) -> None:
     for base in (4.5, 5.0, 5.5, 6.0):
         print(f"\nICA-agreement base level {base:g}")
         margins = (None, 0.25, 0.5, 1.0, 2.0)
-        print("| group | seeds | " + " | ".join(f"margin {m}" for m in margins) + " |")
-        print("|---|---|" + "---|" * len(margins))
-        for group in sorted({r["group"] for r in rows}):
-            for lo, hi in ((0, 50), (50, 100), (0, 100)):
-                sub = [r for r in rows if r["group"] == group and lo <= r["seed"] % 1000 < hi]
-                if not sub:
-                    continue
-                wrong = [r for r in sub if r["shd"] >= 2]
-                right = [r for r in sub if r["shd"] <= 1]
-                cells = [flag_cell(wrong, right, lambda r, m=m, b=base: flagged(r, b, m))
-                         for m in margins]
-                print(f"| {group} | {lo}-{hi - 1} | " + " | ".join(cells) + " |")
+        flag_table(rows, [(f"margin {m}", lambda r, m=m, b=base: flagged(r, b, m))
+                          for m in margins])
     print("\nCells: SHD >= 2 flagged, SHD <= 1 flagged.")
 
 
