@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
+from .revision import REVISION_MIN_ENVIRONMENTS
+
 __all__ = ["ICA_DEFAULTS", "FitConfig"]
 
 #: FastICA settings of the ordering step (keys of ``CREATOR(ica_options=...)``).
@@ -127,11 +129,15 @@ class FitConfig:
                   if k in names and (v is not None or k == "measurement_noise")}
         return cls(**{**values, "n_latent": n_latent, **settings})
 
-    @property
-    def revises(self) -> bool:
-        """Whether step 2b revises the pruned graph (``"auto"``: with the residual rule)."""
+    def revises(self, n_environments: int) -> bool:
+        """Whether step 2b revises the pruned graph of data with ``n_environments``.
+
+        ``"auto"`` revises with the residual rule and at least
+        :data:`creator_plugin.revision.REVISION_MIN_ENVIRONMENTS` environments.
+        """
         if isinstance(self.revise_graph, str):  # "auto"
-            return self.pruning == "residual"
+            return (self.pruning == "residual"
+                    and n_environments >= REVISION_MIN_ENVIRONMENTS)
         return bool(self.revise_graph)
 
     def replace(self, **changes) -> FitConfig:

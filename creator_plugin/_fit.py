@@ -276,7 +276,7 @@ def fit_arrays(
     moments = feature_moments(MappedArrays(ordering.reduced, [scales[0]] * K))  # steps 2b, 3
     adjacency, decisions, revision = (
         _revise_stage(ordering, adjacency, decisions, scales, moments[1])
-        if config.revises else (adjacency, decisions, None))
+        if config.revises(K) else (adjacency, decisions, None))
     components, order, entangled, refinement = _disentangle_stage(
         ordering, config, adjacency, tested, scales, moments)
     n_rows = np.array([x.shape[0] for x in ordering.reduced])

@@ -238,7 +238,8 @@ def _build_parser() -> argparse.ArgumentParser:
                           "not hold (the verdict's resampling check; 4-8 is enough)")
     fit.add_argument("--revise-graph", action=argparse.BooleanOptionalAction, default=None,
                      help="revisit the pruning decisions near the level by how well the "
-                          "disentangled features fit the graph (on by default; "
+                          "disentangled features fit the graph (by default with four or more "
+                          "environments; "
                           "--no-revise-graph is about 1.2 times faster and less accurate on "
                           "simulated data)")
     _add_table_arguments(fit)

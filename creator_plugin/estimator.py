@@ -186,9 +186,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         ``"revised": True`` in ``diagnostics_["pruning"]`` and the search is
         recorded in ``diagnostics_["graph_revision"]`` (None when the step
         did not run). ``"auto"`` (the default) revises with
-        ``pruning="residual"`` and not with the rank rules, whose statistics
-        are counts (so not in the paper's mode); True with a rank rule is an
-        error; False skips the step. A search scores at most
+        ``pruning="residual"`` and at least four environments
+        (:data:`creator_plugin.revision.REVISION_MIN_ENVIRONMENTS`), and not
+        with the rank rules, whose statistics are counts (so not in the
+        paper's mode); True revises at any number of environments and with a
+        rank rule is an error; False skips the step. A search scores at most
         :data:`creator_plugin.revision.REVISION_MAX_SCORES` graphs (with
         many decisions near the level it stops early and says so in
         ``diagnostics_["graph_revision"]["stopped"]``). On simulated data not used to design

@@ -7,7 +7,12 @@ import pytest
 
 from creator_plugin import CREATOR
 from creator_plugin.metrics import evaluate_model
-from creator_plugin.revision import graph_score, revise_graph, sem_deviance
+from creator_plugin.revision import (
+    REVISION_MIN_ENVIRONMENTS,
+    graph_score,
+    revise_graph,
+    sem_deviance,
+)
 from creator_plugin.simulation import simulate_family
 
 # A 4-node DAG 0 -> 1 -> 2 -> 3, 0 -> 2, weights changing across 5 environments.
@@ -136,6 +141,24 @@ def test_the_option_needs_the_residual_rule_and_auto_skips_the_rank_rules():
                       CREATOR.paper(3, random_state=0),
                       CREATOR(3, revise_graph=False, random_state=0)):
             assert model.fit(sim.X).diagnostics_["graph_revision"] is None
+
+
+def test_auto_revises_only_with_enough_environments():
+    # "auto" skips the revision below REVISION_MIN_ENVIRONMENTS environments;
+    # True revises at any number, and the threshold is the boundary.
+    assert REVISION_MIN_ENVIRONMENTS == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for K in (3, 4):
+            sim = simulate_family("paper", 3, K, 300, random_state=1)
+            auto = CREATOR(3, random_state=1).fit(sim.X)
+            forced = CREATOR(3, random_state=1, revise_graph=True).fit(sim.X)
+            assert forced.diagnostics_["graph_revision"] is not None
+            if K < REVISION_MIN_ENVIRONMENTS:
+                assert auto.diagnostics_["graph_revision"] is None
+            else:
+                assert auto.diagnostics_["graph_revision"] == forced.diagnostics_["graph_revision"]
+                np.testing.assert_array_equal(auto.adjacency_matrix_, forced.adjacency_matrix_)
 
 
 def test_a_fit_with_a_missed_edge_is_revised_and_its_record_is_consistent():
