@@ -15,7 +15,8 @@ alone. Usage::
 SET: ``package`` or ``independent`` (the six bar families at d = K = 5,
 n = 1000), ``d10`` (``simulate(10, 10, 2000, setting=1, edge_prob=0.5)``) or
 ``d10-independent`` (the independent simulator's ``paper`` at d = K = 10,
-n = 2000). One row per fit: the revised graph's edges, the candidates and the
+n = 2000) or ``d20`` / ``d30`` (``simulate(d, d, 5000)`` with edge probability 0.2 /
+0.1, as the scale page). One row per fit: the revised graph's edges, the candidates and the
 revision's CPU seconds (the best of three replays).
 """
 from __future__ import annotations
@@ -46,6 +47,10 @@ def data_sets(which: str, seed: int):
     if which == "d10":
         return [("d10", 10, simulate(10, 10, 2000, setting=1, edge_prob=0.5,
                                      random_state=seed).X)]
+    if which in ("d20", "d30"):  # the scale page's workloads
+        d = int(which[1:])
+        edge_prob = {20: 0.2, 30: 0.1}[d]
+        return [(which, d, simulate(d, d, 5000, edge_prob=edge_prob, random_state=seed).X)]
     if which == "d10-independent":
         return [("paper", 10, zoo.data_of("independent", "paper", 10, 10, 2000, seed)[0])]
     raise SystemExit(f"unknown set {which!r}")
