@@ -1,0 +1,124 @@
+"""Probe: can a fit tell that measurement noise buries one of its recovered noises?
+
+On ``measured`` (p = 4d, Gaussian measurement noise) the wrong fits are the
+data sets where some node's noise is barely recoverable in some environment
+(``measured_snr_diag.py``: R^2 of the least-squares recovery of the true
+noise below 0.9). This computes, from the fit and the data alone, the share
+of each recovered noise's variance that is measurement noise:
+
+* the measurement noise's variance per column and environment is estimated
+  from the part of the environment's covariance outside the pooled top-d
+  principal subspace (standardised columns; the same linear system as
+  :func:`creator_plugin.measurement_noise.estimate_measurement_noise`, with
+  one variance per column when ``q (q + 1) / 2 >= p``, else per environment);
+* a recovered noise is ``latent_i - sum_j W_k[j, i] latent_j``, a linear map
+  ``v`` of the standardised data; its measurement-noise variance is
+  ``sum_j psi_kj v_j^2``, its variance the sample variance.
+
+``r2_est = 1 - share``; a fit's signal is its minimum over nodes and
+environments. Rows: seed, family, simulator, SHD, order, ``min_r2_est`` and
+the fit's verdict. Usage (tuning seeds only)::
+
+    OMP_NUM_THREADS=1 python buried_noise_probe.py run SIM FAMILIES FIRST COUNT OUT.jsonl
+    python buried_noise_probe.py table OUT.jsonl [...]
+"""
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from creator_plugin import CREATOR
+from creator_plugin.benchmark.scoring import score
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from zoo import data_of  # noqa: E402
+
+
+def noise_variances(X_list, mean, sd, d):
+    """``(K, p)`` measurement-noise variances of the standardised columns, or None if p == d."""
+    Z = [(np.asarray(x, float) - x.mean(axis=0)) / sd for x in X_list]
+    p = Z[0].shape[1]
+    q = p - d
+    if q <= 0:
+        return None
+    n = np.array([z.shape[0] for z in Z], float)
+    S = [z.T @ z / z.shape[0] for z in Z]
+    pooled = sum(w * s for w, s in zip(n / n.sum(), S))
+    _, vecs = np.linalg.eigh(pooled)
+    U = vecs[:, -d:]
+    Q = np.eye(p) - U @ U.T
+    out = np.zeros((len(S), p))
+    diagonal = q * (q + 1) // 2 >= p
+    for k, s in enumerate(S):
+        discarded = np.diag(Q @ s @ Q)
+        if diagonal:
+            out[k] = np.maximum(np.linalg.lstsq(Q * Q, discarded, rcond=None)[0], 0.0)
+        else:
+            out[k] = discarded.sum() / q
+    return out
+
+
+def min_r2_estimate(model, X_list) -> float | None:
+    d = model.n_latent_ if hasattr(model, "n_latent_") else model.components_.shape[0]
+    sd = model.feature_sd_
+    psi = noise_variances(X_list, model.mean_, sd, d)
+    if psi is None:
+        return None
+    V = (model.components_ * sd).T  # (p, d): latent = V^T z
+    worst = 1.0
+    for k, x in enumerate(X_list):
+        z = (np.asarray(x, float) - model.mean_) / sd
+        maps = V @ (np.eye(d) - model.weights_[k])  # (p, d): noise_i = maps[:, i]^T z
+        e = z @ maps
+        var = e.var(axis=0)
+        share = (psi[k][:, None] * maps ** 2).sum(axis=0) / var
+        worst = min(worst, float((1.0 - share).min()))
+    return worst
+
+
+def run(sim: str, families: str, first: int, count: int, out: str) -> None:
+    warnings.simplefilter("ignore")
+    with open(out, "a") as fh:
+        for seed in range(first, first + count):
+            for fam in families.split(","):
+                X, A, Y = data_of(sim, fam, 5, 5, 1000, seed)
+                m = CREATOR(5, random_state=seed).fit(X)
+                sc = score(A, Y, m.adjacency_matrix_, m.latents_, m.causal_order_)
+                issues = (m.diagnostics_.get("quality") or {}).get("issues", [])
+                fh.write(json.dumps({
+                    "simulator": sim, "family": fam, "seed": seed, "shd": int(sc["shd"]),
+                    "correct_order": bool(sc["topological_divergence"] == 0),
+                    "flagged": bool(issues), "issues": [i["kind"] for i in issues],
+                    "min_r2_est": min_r2_estimate(m, X)}) + "\n")
+                fh.flush()
+
+
+def table(paths: list[str]) -> None:
+    rows = [json.loads(line) for p in paths for line in open(p)]
+    rows = [r for r in rows if r["min_r2_est"] is not None]
+    wrong = [r for r in rows if r["shd"] >= 2]
+    right = [r for r in rows if r["shd"] <= 1]
+    print(f"{len(rows)} fits with p > d: {len(wrong)} with SHD >= 2 ({sum(r['flagged'] for r in wrong)}"
+          f" flagged by the verdict), {len(right)} with SHD <= 1 ({sum(r['flagged'] for r in right)})")
+    print("| level | SHD >= 2 flagged (verdict or signal) | SHD <= 1 flagged (verdict or signal) |")
+    print("|---|---|---|")
+    for level in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
+        fw = sum(r["flagged"] or r["min_r2_est"] < level for r in wrong)
+        fr = sum(r["flagged"] or r["min_r2_est"] < level for r in right)
+        print(f"| {level} | {fw} / {len(wrong)} | {fr} / {len(right)} |")
+    print()
+    print("fits by min_r2_est:", [(round(r["min_r2_est"], 2), r["shd"], r["flagged"])
+                                  for r in sorted(rows, key=lambda r: r["min_r2_est"])])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 7 and sys.argv[1] == "run":
+        run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "table":
+        table(sys.argv[2:])
+    else:
+        raise SystemExit(__doc__)
