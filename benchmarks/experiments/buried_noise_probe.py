@@ -102,8 +102,9 @@ def table(paths: list[str]) -> None:
     rows = [r for r in rows if r["min_r2_est"] is not None]
     wrong = [r for r in rows if r["shd"] >= 2]
     right = [r for r in rows if r["shd"] <= 1]
-    print(f"{len(rows)} fits with p > d: {len(wrong)} with SHD >= 2 ({sum(r['flagged'] for r in wrong)}"
-          f" flagged by the verdict), {len(right)} with SHD <= 1 ({sum(r['flagged'] for r in right)})")
+    fw, fr = sum(r["flagged"] for r in wrong), sum(r["flagged"] for r in right)
+    print(f"{len(rows)} fits with p > d: {len(wrong)} with SHD >= 2 ({fw} flagged by the "
+          f"verdict), {len(right)} with SHD <= 1 ({fr})")
     print("| level | SHD >= 2 flagged (verdict or signal) | SHD <= 1 flagged (verdict or signal) |")
     print("|---|---|---|")
     for level in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
