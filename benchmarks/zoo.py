@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> None:
 
 def summarize(rows: list[dict]) -> str:
     """Markdown table: one line per family."""
-    lines = ["| family | fits | mean SHD | mean LocR² | exact DAG | correct order "
+    lines = ["| family | fits | mean SHD (SE) | mean LocR² | exact DAG | correct order "
              "| SHD ≥ 2 flagged | SHD ≤ 1 flagged | SHD ≥ 2 flagged or weak evidence "
              "| SHD ≤ 1 flagged or weak evidence |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -173,6 +173,7 @@ def summarize(rows: list[dict]) -> str:
         good = [r for r in sub if r["shd"] <= 1]
         lines.append(
             f"| {fam} | {len(sub)}{f' (+{failed} failed)' if failed else ''} | {shd.mean():.2f} "
+            f"({shd.std(ddof=1) / np.sqrt(len(shd)) if len(shd) > 1 else float('nan'):.2f}) "
             f"| {np.mean([r['locr2'] for r in sub]):.3f} "
             f"| {np.mean([r['exact_dag'] for r in sub]):.0%} "
             f"| {np.mean([r['correct_order'] for r in sub]):.0%} | {share(bad, verdict)} "
