@@ -6,11 +6,10 @@ data sets where some node's noise is barely recoverable in some environment
 noise below 0.9). This computes, from the fit and the data alone, the share
 of each recovered noise's variance that is measurement noise:
 
-* the measurement noise's variance per column and environment is estimated
-  from the part of the environment's covariance outside the pooled top-d
-  principal subspace (standardised columns; the same linear system as
-  :func:`creator_plugin.measurement_noise.estimate_measurement_noise`, with
-  one variance per column when ``q (q + 1) / 2 >= p``, else per environment);
+* the measurement noise's variance per column and environment is the
+  package's estimate (:func:`creator_plugin.measurement_noise.estimate_measurement_noise`
+  on the fit's reduction: the part of each environment's covariance outside
+  the pooled top-d principal subspace of the standardised columns);
 * a recovered noise is ``latent_i - sum_j W_k[j, i] latent_j``, a linear map
   ``v`` of the standardised data; its measurement-noise variance is
   ``sum_j psi_kj v_j^2``, its variance the sample variance.
@@ -33,41 +32,20 @@ import numpy as np
 
 from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
+from creator_plugin.measurement_noise import estimate_measurement_noise
+from creator_plugin.preprocessing import reduce_environments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from zoo import data_of  # noqa: E402
 
 
-def noise_variances(X_list, mean, sd, d):
-    """``(K, p)`` measurement-noise variances of the standardised columns, or None if p == d."""
-    Z = [(np.asarray(x, float) - x.mean(axis=0)) / sd for x in X_list]
-    p = Z[0].shape[1]
-    q = p - d
-    if q <= 0:
-        return None
-    n = np.array([z.shape[0] for z in Z], float)
-    S = [z.T @ z / z.shape[0] for z in Z]
-    pooled = sum(w * s for w, s in zip(n / n.sum(), S))
-    _, vecs = np.linalg.eigh(pooled)
-    U = vecs[:, -d:]
-    Q = np.eye(p) - U @ U.T
-    out = np.zeros((len(S), p))
-    diagonal = q * (q + 1) // 2 >= p
-    for k, s in enumerate(S):
-        discarded = np.diag(Q @ s @ Q)
-        if diagonal:
-            out[k] = np.maximum(np.linalg.lstsq(Q * Q, discarded, rcond=None)[0], 0.0)
-        else:
-            out[k] = discarded.sum() / q
-    return out
-
-
 def min_r2_estimate(model, X_list) -> float | None:
-    d = model.n_latent_ if hasattr(model, "n_latent_") else model.components_.shape[0]
-    sd = model.feature_sd_
-    psi = noise_variances(X_list, model.mean_, sd, d)
-    if psi is None:
+    d = model.components_.shape[0]
+    X_red, reduction = reduce_environments(X_list, d)
+    noise = estimate_measurement_noise(X_list, X_red, reduction)
+    if noise is None:  # p == d: nothing discarded, nothing to estimate
         return None
+    psi, sd = noise.variances, reduction.scale  # per column, in units of sd
     V = (model.components_ * sd).T  # (p, d): latent = V^T z
     worst = 1.0
     for k, x in enumerate(X_list):
