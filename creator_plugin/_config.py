@@ -33,7 +33,7 @@ class FitConfig:
     n_latent : int
         The number of latent features d (``"auto"`` already resolved).
     scorer, n_refine, refine_min_sources, polish, disentangle, pruning, revise_graph,
-    prune_threshold, standardize, weak_evidence_level, quality, quality_resamples
+    order_branches, prune_threshold, standardize, weak_evidence_level, quality, quality_resamples
         As in :class:`creator_plugin.CREATOR` (``prune_threshold`` may still
         be ``"auto"``: its value depends on the number of environments).
     ica_options : Mapping
@@ -65,6 +65,7 @@ class FitConfig:
     disentangle: str = "evidence"
     pruning: str = "residual"
     revise_graph: bool | str = "auto"
+    order_branches: int = 0
     prune_threshold: float | str = "auto"
     standardize: bool = True
     ica_options: Mapping = field(default_factory=lambda: ICA_DEFAULTS)

@@ -38,7 +38,7 @@ from .measurement_noise import (
     corrected_pruning_moments,
     estimate_measurement_noise,
 )
-from .ordering import OrderingResult, topological_ordering
+from .ordering import OrderingResult, close_calls, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import (
     default_threshold,
@@ -48,7 +48,7 @@ from .pruning import (
     standardised_coefficients,
 )
 from .quality import ISSUE_KINDS, assess_fit, order_levels
-from .revision import revise_graph
+from .revision import fitted_score, revise_graph
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -185,7 +185,8 @@ def data_key(X_list: list) -> str:
 
 
 def order_stage(
-    X_list: list[np.ndarray], config: FitConfig, random_state=None, *, key: bool = True
+    X_list: list[np.ndarray], config: FitConfig, random_state=None, *, key: bool = True,
+    step_choices: dict | None = None,
 ) -> OrderingStage:
     """Steps 0 and 1: the shared reduction, then the topological ordering.
 
@@ -199,6 +200,9 @@ def order_stage(
     key : bool, default=True
         Record a digest of the data (one pass over it), so that
         :func:`fit_arrays` can check a re-used stage.
+    step_choices : dict, optional
+        ``{step: rank}``: take another way at those steps of the ordering
+        (:func:`creator_plugin.ordering.topological_ordering`).
 
     Returns
     -------
@@ -223,6 +227,7 @@ def order_stage(
         measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
         materialize=False,
         reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
+        step_choices=step_choices,
     )
     if noise is not None:
         order = corrected_ordering(order, X_red, noise, polish=config.polish)
@@ -270,18 +275,20 @@ def fit_arrays(
         ordering = order_stage(X_list, config, rng, key=False)
     else:
         _resume(ordering, X_list, config, rng)
-    red, threshold, noise = ordering.reduction, _threshold(config, K), ordering.noise
+    threshold = _threshold(config, K)
+    model = _structure(ordering, config, threshold, score=config.order_branches > 0)
+    del ordering
+    branches = None
+    if config.order_branches > 0:
+        model, branches = _branch_orders(X_list, config, model, threshold)
+    red, noise = model.stage.reduction, model.stage.noise
+    adjacency, decisions, tested = model.adjacency, model.decisions, model.tested
+    components, order, entangled = model.components, model.order, model.entangled
+    revision, refinement = model.revision, model.refinement
     found = _environment_warnings(K, d) + _reduction_warnings(red)
-    adjacency, decisions, tested, scales = _prune_stage(ordering, config, threshold)
-    moments = feature_moments(MappedArrays(ordering.reduced, [scales[0]] * K))  # steps 2b, 3
-    adjacency, decisions, revision = (
-        _revise_stage(ordering, adjacency, decisions, scales, moments[1])
-        if config.revises(K) else (adjacency, decisions, None))
-    components, order, entangled, refinement = _disentangle_stage(
-        ordering, config, adjacency, tested, scales, moments)
-    n_rows = np.array([x.shape[0] for x in ordering.reduced])
+    n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
-    del ordering  # only d x d results are needed from here on: room for the latents
+    del model  # only d x d results are needed from here on: room for the latents
     latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
     sem = sem_parameters(latents, adjacency)
     weak_steps = (_weak_steps(order, K, config.weak_evidence_level)
@@ -296,7 +303,7 @@ def fit_arrays(
         "partly_constant_columns": red.partly_constant_columns.tolist(),
         "n_ica_not_converged": order.n_ica_not_converged, "polish": order.polish,
         "disentangle": refinement, "weak_ordering_steps": weak_steps,
-        "graph_revision": revision,
+        "graph_revision": revision, "order_branches": branches,
     }
     if noise is not None:
         diagnostics["measurement_noise"] = noise.to_dict()
@@ -325,6 +332,72 @@ def _resume(stage: OrderingStage, X_list: list, config: FitConfig, rng) -> None:
     if stage.data_key != data_key(X_list):
         raise ValueError("ordering: computed on other data than this fit's.")
     rng.bit_generator.state = stage.state_after
+
+
+@dataclass
+class _Structure:
+    """Steps 2-3 of one ordering: the graph, the encoder and, for branches, their score."""
+
+    stage: OrderingStage
+    adjacency: np.ndarray
+    decisions: list
+    tested: np.ndarray
+    revision: dict | None
+    components: np.ndarray
+    order: OrderingResult
+    entangled: list | None
+    refinement: dict | None
+    score: float | None = None
+
+
+def _structure(stage: OrderingStage, config: FitConfig, threshold: float, *,
+               score: bool = False) -> _Structure:
+    """Steps 2, 2b and 3 on one ordering stage (and the fitted model's score)."""
+    K = len(stage.reduced)
+    adjacency, decisions, tested, scales = _prune_stage(stage, config, threshold)
+    moments = feature_moments(MappedArrays(stage.reduced, [scales[0]] * K))  # steps 2b, 3
+    adjacency, decisions, revision = (
+        _revise_stage(stage, adjacency, decisions, scales, moments[1])
+        if config.revises(K) else (adjacency, decisions, None))
+    components, order, entangled, refinement, C = _disentangle_stage(
+        stage, config, adjacency, tested, scales, moments)
+    value = None
+    if score:
+        n_rows = np.array([x.shape[0] for x in stage.reduced])
+        S = _likelihood_covariances(stage, scales[0], moments[1], n_rows)
+        value = fitted_score(np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency)
+    return _Structure(stage, adjacency, decisions, tested, revision, components, order,
+                      entangled, refinement, value)
+
+
+def _branch_orders(X_list: list, config: FitConfig, base: _Structure, threshold: float):
+    """``order_branches``: the closest calls of the ordering taken the other way.
+
+    Each branch repeats the fit from the same random state with one step's
+    runner-up direction (:func:`creator_plugin.ordering.close_calls`); the
+    model with the lowest :func:`creator_plugin.revision.fitted_score` is
+    kept (the earlier one on a tie to rounding). Returns it and the record ``diagnostics_["order_branches"]``.
+    At most two orderings' reduced data are held at once.
+    """
+    state = base.stage.state_before
+    best, chosen = base, 0
+    record = {"base_score": base.score, "branches": [], "chosen": 0}
+    calls = close_calls(base.stage.ordering.steps)[:config.order_branches]
+    for b, (ratio, step, rank) in enumerate(calls, start=1):
+        bits = getattr(np.random, state["bit_generator"])()
+        bits.state = state
+        rng = np.random.Generator(bits)
+        other = _structure(order_stage(X_list, config, rng, key=False,
+                                       step_choices={step: rank}),
+                           config, threshold, score=True)
+        record["branches"].append({"step": step, "rank": rank, "ratio": ratio,
+                                   "score": other.score})
+        # a branch that reaches the same model (to rounding) does not replace it
+        if other.score < best.score - 1e-8 * max(1.0, abs(best.score)):
+            best, chosen = other, b
+        del other
+    record["chosen"] = chosen
+    return best, record
 
 
 def _threshold(config: FitConfig, K: int) -> float:
@@ -406,7 +479,8 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
     :func:`creator_plugin.sem.feature_moments`): the disentangled features
     are never formed. Returns the
     encoder (d, p), the ordering result with the rescaled directions, the
-    entangled features (or None) and the likelihood refinement's record.
+    entangled features (or None), the likelihood refinement's record and the
+    disentangling matrix (the entangled features' coordinates).
     """
     X_red, order, red = stage.reduced, stage.ordering, stage.reduction
     alphas, feature_sd, reference, B = scales
@@ -431,7 +505,7 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
     features = list(entangled) if keep else None
     noises = list(MappedArrays(X_red, order.noise_maps)) if keep else None
     order = replace(order, alphas=alphas, noises=noises, entangled=features)
-    return components, order, features, refinement
+    return components, order, features, refinement, C
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,

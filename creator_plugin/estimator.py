@@ -202,6 +202,22 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         environments it removed right edges more often than it mended wrong
         ones (900 fresh data sets at d = 2 to 4: mean SHD 0.014 lower
         without it), hence the four-environment minimum of ``"auto"``.
+    order_branches : int, default=0
+        Fit the model again with the ordering's ``order_branches`` closest
+        calls taken the other way, one at a time, and keep the model whose
+        features follow their graph best. A close call is a step whose best
+        and runner-up re-estimated directions (different ones) have the
+        nearest consistency scores (:func:`creator_plugin.ordering.close_calls`);
+        each branch repeats the fit from the same random state with that
+        step's runner-up, so it costs about one more fit. The models are
+        compared by the penalised Gaussian likelihood of the SEM over each
+        model's graph in every environment, maximised over the features
+        from the fitted ones (:func:`creator_plugin.revision.fitted_score`,
+        the graph revision's criterion). The search is recorded in
+        ``diagnostics_["order_branches"]`` (base and branch scores, the
+        chosen model, 0 the unbranched one; None when 0). It needs the
+        ordering's re-estimation (``n_refine > 0``): the paper's mode has
+        no close calls to branch on.
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.
@@ -372,6 +388,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "disentangle": [StrOptions({"subspace", "likelihood", "evidence"})],
         "pruning": [StrOptions(set(PRUNING_RULES))],
         "revise_graph": [StrOptions({"auto"}), "boolean"],
+        "order_branches": [Interval(Integral, 0, None, closed="left")],
         "prune_threshold": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "standardize": ["boolean"],
         "ica_options": [dict, None],
@@ -398,6 +415,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         pruning: str = "residual",
         prune_threshold: float | str = "auto",
         revise_graph: bool | str = "auto",
+        order_branches: int = 0,
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,
@@ -416,6 +434,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.pruning = pruning
         self.prune_threshold = prune_threshold
         self.revise_graph = revise_graph
+        self.order_branches = order_branches
         self.standardize = standardize
         self.ica_options = ica_options
         self.scorer_options = scorer_options

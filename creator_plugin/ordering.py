@@ -19,6 +19,7 @@ from .independence import SCORERS, ica_consistency_sources
 __all__ = [
     "OrderingResult",
     "canonical_directions",
+    "close_calls",
     "consistency_descent",
     "ica_directions",
     "joint_direction",
@@ -1024,6 +1025,41 @@ def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndar
     return noises
 
 
+#: Two re-estimated directions of a step count as different when their
+#: scores differ by more than this factor (the same direction reached from two
+#: starts scores alike up to the descent's tolerance).
+DISTINCT_SCORE_RATIO = 1 + 1e-6
+
+
+def close_calls(steps: list[dict]) -> list[tuple[float, int, int]]:
+    """The steps whose choice between different re-estimated directions was closest.
+
+    Parameters
+    ----------
+    steps : list of dict
+        :attr:`OrderingResult.steps`.
+
+    Returns
+    -------
+    list of (ratio, step, rank)
+        For every step with at least two re-estimated directions whose
+        scores differ (by more than :data:`DISTINCT_SCORE_RATIO`): the ratio
+        of the best different direction's score to the winner's, the step,
+        and that direction's rank among the step's scores (0 the winner), the
+        closest call first. ``topological_ordering(step_choices={step:
+        rank})`` takes the other way at that step.
+    """
+    calls = []
+    for st in steps:
+        scores = np.sort(np.asarray(st.get("refined_scores") or [], dtype=float))
+        if scores.size < 2 or not scores[0] > 0:
+            continue
+        other = np.flatnonzero(scores > scores[0] * DISTINCT_SCORE_RATIO)
+        if other.size:
+            calls.append((float(scores[other[0]] / scores[0]), int(st["step"]), int(other[0])))
+    return sorted(calls)
+
+
 def topological_ordering(
     X_red: list[np.ndarray],
     *,
@@ -1041,6 +1077,7 @@ def topological_ordering(
     measurement_basis: np.ndarray | None = None,
     materialize: bool = True,
     reload=None,
+    step_choices: dict | None = None,
 ) -> OrderingResult:
     """Recover a topological order, the noises and the entangled features.
 
@@ -1109,6 +1146,10 @@ def topological_ordering(
         environment exists during the search) and the list's entries are
         replaced by ``reload(k)`` afterwards. Only for callers that own
         ``X_red``.
+    step_choices : dict, optional
+        ``{step: rank}``: at that step take the re-estimated direction whose
+        score ranks ``rank`` (0 the best) instead of the best, when the step
+        has that many (an alternative order, for comparing final models).
 
     Returns
     -------
@@ -1189,6 +1230,9 @@ def topological_ordering(
             else:
                 refined_scores = score_fn(R_list, directions, ica_dirs, **score_options)
             win = int(np.argmin(refined_scores))
+            rank = (step_choices or {}).get(i, 0)
+            if 0 < rank < len(refined_scores):
+                win = int(np.argsort(refined_scores, kind="stable")[rank])
             best, alpha = starts[win] % candidates.shape[1], directions[:, win]
             refined = {
                 "refined_from": starts,

@@ -31,7 +31,7 @@ import numpy as np
 
 from .disentangle import _node_precisions, disentangling_matrix, refine_disentangling
 
-__all__ = ["sem_deviance", "graph_score", "revise_graph", "REVISION_BAND", "REVISION_GTOL",
+__all__ = ["sem_deviance", "graph_score", "fitted_score", "revise_graph", "REVISION_BAND", "REVISION_GTOL",
            "REVISION_MAX_SCORES", "REVISION_MIN_ENVIRONMENTS", "REVISION_PENALTY"]
 
 #: Decisions whose statistic lies in ``[level / REVISION_BAND, level * REVISION_BAND]``
@@ -124,6 +124,40 @@ def graph_score(B: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
     n = np.asarray(n_rows, dtype=float)
     C = disentangling_matrix(B, A, evidence=True)
     C, _ = refine_disentangling(C, covariances, n, A, method="BFGS", gtol=REVISION_GTOL)
+    return sem_deviance(C, covariances, n, A) + penalty * int(A.sum()) * float(np.log(n).sum())
+
+
+def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndarray,
+                 penalty: float = REVISION_PENALTY) -> float:
+    """The penalised, profiled score of fitted features over their graph.
+
+    :func:`graph_score`'s criterion for a finished fit: the refinement
+    (:func:`refine_disentangling`, BFGS at the revision's tolerance) starts
+    from the features themselves, and the deviance is read at the matrix it
+    returns (its guard keeps the features when the refined matrix would lean
+    on later positions). Comparable between fits of the same reduced data
+    with different orders, since every fit's features are a map of those
+    data.
+
+    Parameters
+    ----------
+    covariances : ndarray (K, d, d)
+        Covariance of the fitted features per environment, in the order's
+        positions.
+    n_rows : ndarray (K,)
+    adjacency : ndarray (d, d)
+        The fitted graph over positions.
+    penalty : float, default=REVISION_PENALTY
+
+    Returns
+    -------
+    float
+        Lower is better.
+    """
+    A = np.asarray(adjacency) != 0
+    n = np.asarray(n_rows, dtype=float)
+    C, _ = refine_disentangling(np.eye(A.shape[0]), covariances, n, A, method="BFGS",
+                                gtol=REVISION_GTOL)
     return sem_deviance(C, covariances, n, A) + penalty * int(A.sum()) * float(np.log(n).sum())
 
 
