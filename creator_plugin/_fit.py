@@ -275,21 +275,16 @@ def fit_arrays(
         ordering = order_stage(X_list, config, rng, key=False)
     else:
         _resume(ordering, X_list, config, rng)
-    threshold = _threshold(config, K)
-    model = _structure(ordering, config, threshold, score=config.order_branches > 0)
-    del ordering
-    branches = None
-    if config.order_branches > 0:
-        model, branches = _branch_orders(X_list, config, model, threshold)
-    red, noise = model.stage.reduction, model.stage.noise
-    adjacency, decisions, tested = model.adjacency, model.decisions, model.tested
-    components, order, entangled = model.components, model.order, model.entangled
-    revision, refinement = model.revision, model.refinement
+    threshold, holder = _threshold(config, K), [ordering]
+    del ordering  # _models holds the stage only while it needs it
+    model, branches = _models(X_list, config, holder, threshold)
+    (red, noise), (adjacency, decisions, order) = (
+        (model.stage.reduction, model.stage.noise), (model.adjacency, model.decisions, model.order))
     found = _environment_warnings(K, d) + _reduction_warnings(red)
     n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
-    del model  # only d x d results are needed from here on: room for the latents
-    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
+    model = replace(model, stage=None)  # only d x d results from here on: room for the latents
+    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, model.components, red)
     sem = sem_parameters(latents, adjacency)
     weak_steps = (_weak_steps(order, K, config.weak_evidence_level)
                   if config.scorer == "ica_consistency" else [])
@@ -302,8 +297,8 @@ def fit_arrays(
         "unrelated_columns": red.unrelated_columns.tolist(),
         "partly_constant_columns": red.partly_constant_columns.tolist(),
         "n_ica_not_converged": order.n_ica_not_converged, "polish": order.polish,
-        "disentangle": refinement, "weak_ordering_steps": weak_steps,
-        "graph_revision": revision, "order_branches": branches,
+        "disentangle": model.refinement, "weak_ordering_steps": weak_steps,
+        "graph_revision": model.revision, "order_branches": branches,
     }
     if noise is not None:
         diagnostics["measurement_noise"] = noise.to_dict()
@@ -317,8 +312,8 @@ def fit_arrays(
             for kind in verdict.kinds
         ]
     return FitResult(
-        adjacency, components, mixing, feature_latent_cov, mean, latents, sem, red, order,
-        entangled, tested, decisions, found, diagnostics,
+        adjacency, model.components, mixing, feature_latent_cov, mean, latents, sem, red, order,
+        model.entangled, model.tested, decisions, found, diagnostics,
     )
 
 
@@ -338,7 +333,7 @@ def _resume(stage: OrderingStage, X_list: list, config: FitConfig, rng) -> None:
 class _Structure:
     """Steps 2-3 of one ordering: the graph, the encoder and, for branches, their score."""
 
-    stage: OrderingStage
+    stage: OrderingStage | None
     adjacency: np.ndarray
     decisions: list
     tested: np.ndarray
@@ -370,33 +365,35 @@ def _structure(stage: OrderingStage, config: FitConfig, threshold: float, *,
                       entangled, refinement, value)
 
 
-def _branch_orders(X_list: list, config: FitConfig, base: _Structure, threshold: float):
-    """``order_branches``: the closest calls of the ordering taken the other way.
+def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
+    """Steps 2-3 on the ordering stage in ``holder`` (emptied), then ``order_branches``.
 
-    Each branch repeats the fit from the same random state with one step's
-    runner-up direction (:func:`creator_plugin.ordering.close_calls`); the
-    model with the lowest :func:`creator_plugin.revision.fitted_score` is
-    kept (the earlier one on a tie to rounding). Returns it and the record ``diagnostics_["order_branches"]``.
-    At most two orderings' reduced data are held at once.
+    Each branch repeats the fit from the same random state with one of the
+    ordering's closest calls taken the other way
+    (:func:`creator_plugin.ordering.close_calls`); the model with the lowest
+    :func:`creator_plugin.revision.fitted_score` is kept (the earlier one on
+    a tie to rounding). Returns it and the record
+    ``diagnostics_["order_branches"]`` (None without branches). At most two
+    orderings' reduced data are held at once.
     """
-    state = base.stage.state_before
-    best, chosen = base, 0
-    record = {"base_score": base.score, "branches": [], "chosen": 0}
-    calls = close_calls(base.stage.ordering.steps)[:config.order_branches]
+    best = _structure(holder.pop(), config, threshold, score=config.order_branches > 0)
+    if config.order_branches == 0:
+        return best, None
+    state = best.stage.state_before
+    record = {"base_score": best.score, "branches": [], "chosen": 0}
+    calls = close_calls(best.stage.ordering.steps)[:config.order_branches]
     for b, (ratio, step, rank) in enumerate(calls, start=1):
         bits = getattr(np.random, state["bit_generator"])()
         bits.state = state
-        rng = np.random.Generator(bits)
-        other = _structure(order_stage(X_list, config, rng, key=False,
+        other = _structure(order_stage(X_list, config, np.random.Generator(bits), key=False,
                                        step_choices={step: rank}),
                            config, threshold, score=True)
         record["branches"].append({"step": step, "rank": rank, "ratio": ratio,
                                    "score": other.score})
         # a branch that reaches the same model (to rounding) does not replace it
         if other.score < best.score - 1e-8 * max(1.0, abs(best.score)):
-            best, chosen = other, b
-        del other
-    record["chosen"] = chosen
+            best, record["chosen"] = other, b
+        other = None
     return best, record
 
 

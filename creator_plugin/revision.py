@@ -31,8 +31,8 @@ import numpy as np
 
 from .disentangle import _node_precisions, disentangling_matrix, refine_disentangling
 
-__all__ = ["sem_deviance", "graph_score", "fitted_score", "revise_graph", "REVISION_BAND", "REVISION_GTOL",
-           "REVISION_MAX_SCORES", "REVISION_MIN_ENVIRONMENTS", "REVISION_PENALTY"]
+__all__ = ["sem_deviance", "graph_score", "fitted_score", "revise_graph", "REVISION_BAND",
+           "REVISION_GTOL", "REVISION_MAX_SCORES", "REVISION_MIN_ENVIRONMENTS", "REVISION_PENALTY"]
 
 #: Decisions whose statistic lies in ``[level / REVISION_BAND, level * REVISION_BAND]``
 #: may be flipped. Chosen on tuning data (package simulator: d = 10 seeds 0-49,

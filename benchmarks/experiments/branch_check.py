@@ -54,8 +54,11 @@ def summary(paths: list[str]) -> None:
     groups = {}
     for r in rows:
         groups.setdefault(r["cell"], []).append(r)
-    pooled = {"d = 7 and 10 (both simulators)": [r for r in rows if r["set"].startswith(("d7", "d10"))],
-              "d = 5 bar families (both simulators)": [r for r in rows if r["set"].startswith("bar")]}
+    pooled = {
+        "d = 7 and 10 (both simulators)": [r for r in rows
+                                           if r["set"].startswith(("d7", "d10"))],
+        "d = 5 bar families (both simulators)": [r for r in rows if r["set"].startswith("bar")],
+    }
     for name, rs in list(groups.items()) + list(pooled.items()):
         if not rs:
             continue

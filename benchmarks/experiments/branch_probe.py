@@ -1,4 +1,4 @@
-"""Probe: the ordering's closest call taken the other way, the final models told apart by likelihood.
+"""Probe: the ordering's closest calls taken the other way, the models told apart by likelihood.
 
 Question (tuning seeds only): where a step of the ordering chose between
 re-estimated directions whose consistency scores were close, does taking the
@@ -31,9 +31,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import zoo  # noqa: E402
 from restart_probe import model_score  # noqa: E402
 from revise_default_check import data_sets as check_sets  # noqa: E402
-import zoo  # noqa: E402
 
 import creator_plugin._fit as _fit  # noqa: E402
 from creator_plugin import CREATOR, simulate  # noqa: E402
