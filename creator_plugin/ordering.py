@@ -108,7 +108,8 @@ class OrderingResult:
         with refinement also ``refined_from`` (starts re-estimated: indices
         of candidates, plus ``K * m`` for the minimum of the consistency
         score reached from a candidate), ``refined_scores``, ``joint_corr2``
-        (see :func:`joint_direction`), ``descended_scores`` (see
+        (see :func:`joint_direction`), ``refined_chosen`` (the position of the
+        kept direction in ``refined_scores``), ``descended_scores`` (see
         :func:`consistency_descent`) and, where a start replaced its
         re-estimate, ``kept_starts`` (positions in ``refined_from``).
     n_ica_not_converged : int
@@ -1237,6 +1238,7 @@ def topological_ordering(
             refined = {
                 "refined_from": starts,
                 "refined_scores": refined_scores.tolist(),
+                "refined_chosen": win,
                 "joint_corr2": [c2 for _, c2 in joint],
             }
             if pool is not candidates:

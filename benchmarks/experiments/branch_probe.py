@@ -31,6 +31,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 import zoo  # noqa: E402
 from restart_probe import model_score  # noqa: E402
 from revise_default_check import data_sets as check_sets  # noqa: E402
@@ -82,7 +83,19 @@ def fit(d: int, seed: int, X, A, Y, choices: dict | None = None) -> tuple[dict, 
     return ({"shd": int(s["shd"]), "correct_order": bool(s["correct_order"]),
              "locr2": float(s["locr2"]), "flagged": bool(issues), "cpu": cpu,
              "score": sc, "guarded_score": guarded, "score_cpu": score_cpu,
-             "edges": int(np.count_nonzero(model.adjacency_matrix_))}, model)
+             "edges": int(np.count_nonzero(model.adjacency_matrix_)),
+             "order_score": order_score(model),
+             "ica_calibrated": float(model.diagnostics_["quality"]["checks"]["ica_agreement"]
+                                     ["calibrated"])}, model)
+
+
+def order_score(model) -> float:
+    """The ordering's own criterion summed over its steps (each step's chosen score)."""
+    total = 0.0
+    for st in model.diagnostics_["ordering"]:
+        rs = st.get("refined_scores")
+        total += float(rs[st["refined_chosen"]]) if rs else float(st["best_score"])
+    return total
 
 
 def close_calls(model) -> list[tuple[float, int]]:
