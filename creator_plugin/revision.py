@@ -112,8 +112,6 @@ def graph_score(B: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
     n_rows : ndarray (K,)
     adjacency : ndarray (d, d)
     penalty : float, default=REVISION_PENALTY
-    max_scores : int, default=REVISION_MAX_SCORES
-        Most graphs scored; a round that would score more is not started.
 
     Returns
     -------
@@ -121,8 +119,13 @@ def graph_score(B: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
         Lower is better.
     """
     A = np.asarray(adjacency) != 0
+    return _profiled(disentangling_matrix(B, A, evidence=True), covariances, n_rows, A, penalty)
+
+
+def _profiled(C: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray, A: np.ndarray,
+              penalty: float) -> float:
+    """The deviance at the refinement of ``C`` (as the refinement's guard returns it), penalised."""
     n = np.asarray(n_rows, dtype=float)
-    C = disentangling_matrix(B, A, evidence=True)
     C, _ = refine_disentangling(C, covariances, n, A, method="BFGS", gtol=REVISION_GTOL)
     return sem_deviance(C, covariances, n, A) + penalty * int(A.sum()) * float(np.log(n).sum())
 
@@ -155,10 +158,7 @@ def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndar
         Lower is better.
     """
     A = np.asarray(adjacency) != 0
-    n = np.asarray(n_rows, dtype=float)
-    C, _ = refine_disentangling(np.eye(A.shape[0]), covariances, n, A, method="BFGS",
-                                gtol=REVISION_GTOL)
-    return sem_deviance(C, covariances, n, A) + penalty * int(A.sum()) * float(np.log(n).sum())
+    return _profiled(np.eye(A.shape[0]), covariances, n_rows, A, penalty)
 
 
 def revise_graph(

@@ -20,7 +20,6 @@ ratio.
 """
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import time
@@ -65,8 +64,10 @@ MIN_RATIO = 1 + 1e-6
 
 
 def fit(d: int, seed: int, X, A, Y, choices: dict | None = None) -> tuple[dict, object]:
-    _fit.topological_ordering = (functools.partial(ORIGINAL, step_choices=choices)
-                                 if choices else ORIGINAL)
+    def forced(*args, **kwargs):  # order_stage passes its own step_choices (None)
+        return ORIGINAL(*args, **{**kwargs, "step_choices": choices})
+
+    _fit.topological_ordering = forced if choices else ORIGINAL
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
