@@ -365,6 +365,20 @@ def test_fit_revise_graph_reaches_the_estimator(csv_file, tmp_path):
     assert CREATOR.load(tmp_path / "plain" / "model.npz").revise_graph is False
 
 
+def test_fit_order_branches_reaches_the_estimator(csv_file, tmp_path, capsys):
+    assert main(_args(csv_file, tmp_path / "out", "--order-branches", "1")) == 0
+    diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
+    assert set(diag["order_branches"]) == {"base_score", "branches", "chosen"}
+    assert len(diag["order_branches"]["branches"]) <= 1
+    assert CREATOR.load(tmp_path / "out" / "model.npz").order_branches == 1
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(_args(csv_file, tmp_path / "bad", "--order-branches", "-1"))
+    assert exc.value.code == 2
+    assert "--order-branches" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
 def test_fit_quality_resamples_reaches_the_verdict(csv_file, tmp_path):
     assert main(_args(csv_file, tmp_path / "out", "--quality-resamples", "2")) == 0
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
