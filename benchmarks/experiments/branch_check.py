@@ -7,7 +7,7 @@ ordering's close calls taken the other way"). Usage::
     python branch_check.py summary OUT.jsonl [...]
 
 SET: ``d10`` / ``d10-independent`` and ``bar`` / ``bar-independent`` as in
-``revise_default_check.py``; ``d7`` / ``d7-independent`` as in
+``revise_default_check.py``; ``d7`` / ``d7-independent`` and ``d15`` / ``d15-independent`` as in
 ``branch_probe.py``. One row per data set with both settings' SHD, correct
 order, LocR², verdict and CPU seconds.
 """
@@ -57,6 +57,7 @@ def summary(paths: list[str]) -> None:
     pooled = {
         "d = 7 and 10 (both simulators)": [r for r in rows
                                            if r["set"].startswith(("d7", "d10"))],
+        "d = 15 (both simulators)": [r for r in rows if r["set"].startswith("d15")],
         "d = 5 bar families (both simulators)": [r for r in rows if r["set"].startswith("bar")],
     }
     for name, rs in list(groups.items()) + list(pooled.items()):
@@ -69,7 +70,7 @@ def summary(paths: list[str]) -> None:
         print(f"| {name} | {len(rs)} | {a:.3f} | {b:.3f} | {diff:+.3f} ({se:.3f}) | "
               f"{better} / {worse} | {order} | {cpu:.2f}x |")
     for cell, rs in groups.items():
-        if "d10" in cell:
+        if "d10" in cell or "d15" in cell:
             for name in SETTINGS:
                 blocks = " / ".join(f"{np.mean([r[name]['shd'] for r in rs[i:i + 20]]):.2f}"
                                     for i in range(0, len(rs), 20))

@@ -45,7 +45,8 @@ ORIGINAL = _fit.topological_ordering
 def data_sets(which: str, seed: int):
     """``revise_default_check``'s sets, and ``d7`` / ``d7-independent`` (d = K = 7,
     n = 1000: ``simulate(7, 7, 1000, setting=1)``, the independent ``paper``),
-    ``d15`` (``simulate(15, 15, 2000, edge_prob=0.3)``) and ``d20``
+    ``d15`` (``simulate(15, 15, 2000, edge_prob=0.3)``), ``d15-independent``
+    (the independent ``paper`` at d = K = 15, n = 2000) and ``d20``
     (``simulate(20, 20, 5000, edge_prob=0.2)``)."""
     if which == "d7":
         sim = simulate(7, 7, 1000, setting=1, random_state=seed)
@@ -55,6 +56,9 @@ def data_sets(which: str, seed: int):
     elif which == "d15":
         sim = simulate(15, 15, 2000, edge_prob=0.3, random_state=seed)
         yield "package d15", 15, sim.X, sim.adjacency, sim.Y
+    elif which == "d15-independent":
+        yield ("independent d15 paper", 15,
+               *zoo.data_of("independent", "paper", 15, 15, 2000, seed))
     elif which == "d20":
         sim = simulate(20, 20, 5000, edge_prob=0.2, random_state=seed)
         yield "package d20", 20, sim.X, sim.adjacency, sim.Y
