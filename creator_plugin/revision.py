@@ -123,11 +123,15 @@ def graph_score(B: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
 
 
 def _profiled(C: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray, A: np.ndarray,
-              penalty: float) -> float:
-    """The deviance at the refinement of ``C`` (as the refinement's guard returns it), penalised."""
+              penalty: float, guard: bool = True) -> float:
+    """The penalised deviance after refining ``C``: at the matrix the refinement's guard
+    returns (``guard``), or at the refinement's optimum."""
     n = np.asarray(n_rows, dtype=float)
-    C, _ = refine_disentangling(C, covariances, n, A, method="BFGS", gtol=REVISION_GTOL)
-    return sem_deviance(C, covariances, n, A) + penalty * int(A.sum()) * float(np.log(n).sum())
+    refined, info = refine_disentangling(C, covariances, n, A, method="BFGS",
+                                         gtol=REVISION_GTOL)
+    deviance = (sem_deviance(refined, covariances, n, A) if guard
+                else min(info["final"], info["start"]) * float(n.sum()))
+    return deviance + penalty * int(A.sum()) * float(np.log(n).sum())
 
 
 def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndarray,
@@ -136,11 +140,12 @@ def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndar
 
     :func:`graph_score`'s criterion for a finished fit: the refinement
     (:func:`refine_disentangling`, BFGS at the revision's tolerance) starts
-    from the features themselves, and the deviance is read at the matrix it
-    returns (its guard keeps the features when the refined matrix would lean
-    on later positions). Comparable between fits of the same reduced data
-    with different orders, since every fit's features are a map of those
-    data.
+    from the features themselves, and the deviance is read at the
+    refinement's optimum, whether or not its guard would keep the refined
+    matrix as features (a model is scored here, not re-estimated; on tuning
+    data the guarded value chose worse between orderings). Comparable
+    between fits of the same reduced data with different orders, since every
+    fit's features are a map of those data.
 
     Parameters
     ----------
@@ -158,7 +163,7 @@ def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndar
         Lower is better.
     """
     A = np.asarray(adjacency) != 0
-    return _profiled(np.eye(A.shape[0]), covariances, n_rows, A, penalty)
+    return _profiled(np.eye(A.shape[0]), covariances, n_rows, A, penalty, guard=False)
 
 
 def revise_graph(

@@ -38,6 +38,7 @@ from revise_default_check import data_sets as check_sets  # noqa: E402
 import creator_plugin._fit as _fit  # noqa: E402
 from creator_plugin import CREATOR, simulate  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
+from creator_plugin.revision import REVISION_PENALTY  # noqa: E402
 
 ORIGINAL = _fit.topological_ordering
 
@@ -67,7 +68,8 @@ def data_sets(which: str, seed: int):
 MIN_RATIO = 1 + 1e-6
 
 
-def fit(d: int, seed: int, X, A, Y, choices: dict | None = None) -> tuple[dict, object]:
+def fit(d: int, seed: int, X, A, Y, choices: dict | None = None,
+        basis: np.ndarray | None = None) -> tuple[dict, object]:
     def forced(*args, **kwargs):  # order_stage passes its own step_choices (None)
         return ORIGINAL(*args, **{**kwargs, "step_choices": choices})
 
@@ -91,7 +93,45 @@ def fit(d: int, seed: int, X, A, Y, choices: dict | None = None) -> tuple[dict, 
              "edges": int(np.count_nonzero(model.adjacency_matrix_)),
              "order_score": order_score(model),
              "ica_calibrated": float(model.diagnostics_["quality"]["checks"]["ica_agreement"]
-                                     ["calibrated"])}, model)
+                                     ["calibrated"]),
+             "ng_score": nongaussian_score(model, model.mixing_ if basis is None else basis)},
+            model)
+
+
+def entropy_spacing(z: np.ndarray) -> float:
+    """Vasicek's m-spacing estimate of the differential entropy of a sample (m = sqrt(n))."""
+    z = np.sort(np.asarray(z, dtype=float))
+    n = z.size
+    m = max(1, int(round(np.sqrt(n))))
+    lo = z[np.maximum(np.arange(n) - m, 0)]
+    hi = z[np.minimum(np.arange(n) + m, n - 1)]
+    return float(np.mean(np.log(np.maximum(hi - lo, 1e-300) * n / (2 * m))))
+
+
+def nongaussian_score(model, basis: np.ndarray) -> float:
+    """``-2`` times the model's log-likelihood with each noise's entropy estimated, plus BIC.
+
+    The features are ``components_ @ x``; per environment the SEM noises are
+    the residuals of each feature on its parents (least squares); the
+    log-likelihood of the data in the shared reduced space is ``sum_k n_k
+    (log|det(components_ @ basis)| - sum_i H(e_ik))`` up to a constant
+    common to all models of the same data (``basis`` is fixed per data set).
+    """
+    A = np.asarray(model.adjacency_matrix_) != 0
+    logdet = np.linalg.slogdet(model.components_ @ basis)[1]
+    total, n_log = 0.0, 0.0
+    for L in model.latents_:
+        L = L - L.mean(axis=0)
+        n = L.shape[0]
+        n_log += np.log(n)
+        H = 0.0
+        for i in range(A.shape[0]):
+            pa = np.flatnonzero(A[:, i])
+            e = L[:, i] - (L[:, pa] @ np.linalg.lstsq(L[:, pa], L[:, i], rcond=None)[0]
+                           if pa.size else 0.0)
+            H += entropy_spacing(e)
+        total += n * (logdet - H)
+    return float(-2 * total + REVISION_PENALTY * int(A.sum()) * n_log)
 
 
 def order_score(model) -> float:
@@ -125,7 +165,7 @@ def run(which: str, first: int, count: int, out: str, branches: int = 2) -> None
                     # the rank of the first direction that differs from the winner
                     rs = np.sort(model.diagnostics_["ordering"][step]["refined_scores"])
                     rank = int(np.flatnonzero(rs > rs[0] * MIN_RATIO)[0])
-                    row, _ = fit(d, seed, X, A, Y, {step: rank})
+                    row, _ = fit(d, seed, X, A, Y, {step: rank}, basis=model.mixing_)
                     alts.append({"step": step, "ratio": ratio, "rank": rank, **row})
                 fh.write(json.dumps({"set": which, "cell": cell, "seed": seed,
                                      "base": base, "branches": alts}) + "\n")
