@@ -12,9 +12,9 @@ from creator_plugin._random import as_generator
 from creator_plugin.ordering import close_calls
 from creator_plugin.revision import fitted_score
 
-# simulate(5, 5, 500, setting=1, random_state=8): the model of the closest
+# simulate(5, 5, 500, setting=1, random_state=9): the model of the closest
 # call's other way scores lower than the default fit's.
-SEED = 8
+SEED = 9
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,10 @@ def test_the_kept_model_is_the_branch_with_the_lowest_score(data):
     record = branched.diagnostics_["order_branches"]
     assert len(record["branches"]) == 2
     scores = [record["base_score"]] + [b["score"] for b in record["branches"]]
-    assert record["chosen"] == int(np.argmin(scores)) > 0
+    # the lowest score wins; a later model within rounding of it does not replace it
+    lowest = min(scores)
+    tied = [i for i, x in enumerate(scores) if x <= lowest + 1e-8 * abs(lowest)]
+    assert record["chosen"] == tied[0] > 0
     # The base score is the criterion of the default fit's own features.
     covs = np.stack([np.cov(x, rowvar=False, bias=True) for x in base.latents_])
     n_rows = [x.shape[0] for x in base.latents_]
