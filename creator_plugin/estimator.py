@@ -213,18 +213,18 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         compared by the penalised Gaussian likelihood of the SEM over each
         model's graph in every environment, maximised over the features
         from the fitted ones (:func:`creator_plugin.revision.fitted_score`,
-        the graph revision's criterion). The search is recorded in
+        the graph revision's criterion); a branch must score lower by more
+        than rounding. The search is recorded in
         ``diagnostics_["order_branches"]`` (base and branch scores, the
         chosen model, 0 the unbranched one; None when 0). It needs the
         ordering's re-estimation (``n_refine > 0``): the paper's mode has
         no close calls to branch on. Off by default: on simulated data not
         used to design it (fresh seeds, two simulators), two branches
-        lowered the mean SHD at d = K = 10 from 1.04 to 0.56 on one
-        simulator and moved it from 1.34 to 1.40 on the other (80 data sets
-        each; the likelihood sometimes prefers a branch whose order is
-        wrong), from 0.70 to 0.60 and 0.24 to 0.30 at d = K = 7 (50 each),
-        and did not help at d = 5 (0.228 to 0.247 over 360), at about three
-        times the time of a fit (docs: accuracy, "the ordering's close
+        moved the mean SHD at d = K = 10 from 0.74 to 0.28 on one simulator
+        and from 0.41 to 0.44 on the other (80 data sets each), and at
+        d = K = 7 from 0.30 to 0.16 and from 0.54 to 0.44 (50 each), at
+        about three times the time of a fit;
+        at d = 5 they did not help (docs: accuracy, "the ordering's close
         calls taken the other way").
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
