@@ -278,8 +278,8 @@ def fit_arrays(
     threshold, holder = _threshold(config, K), [ordering]
     del ordering  # _models holds the stage only while it needs it
     model, branches = _models(X_list, config, holder, threshold)
-    (red, noise), (adjacency, decisions, order) = (
-        (model.stage.reduction, model.stage.noise), (model.adjacency, model.decisions, model.order))
+    red, noise = model.stage.reduction, model.stage.noise
+    adjacency, decisions, order = model.adjacency, model.decisions, model.order
     found = _environment_warnings(K, d) + _reduction_warnings(red)
     n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())

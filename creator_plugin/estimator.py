@@ -226,7 +226,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         and from 0.41 to 0.44 on the other (80 data sets each), and at
         d = K = 7 from 0.30 to 0.16 and from 0.54 to 0.44 (50 each), at
         about three times the time of a fit;
-        at d = 5 they did not help (docs: accuracy, "the ordering's close
+        at d = 5 they made six workload families slightly worse (0.23 to
+        0.25 over 360 fresh data sets with an earlier version of the
+        choice between models; docs: accuracy, "the ordering's close
         calls taken the other way").
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD

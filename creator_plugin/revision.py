@@ -142,8 +142,7 @@ def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndar
     (:func:`refine_disentangling`, BFGS at the revision's tolerance) starts
     from the features themselves, and the deviance is read at the
     refinement's optimum, whether or not its guard would keep the refined
-    matrix as features (a model is scored here, not re-estimated; on tuning
-    data the guarded value chose worse between orderings). Comparable
+    matrix as features (a model is scored here, not re-estimated). Comparable
     between fits of the same reduced data with different orders, since every
     fit's features are a map of those data.
 
