@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
+from .ordering import AUTO_BRANCH_LATENTS, AUTO_ORDER_BRANCHES
 from .revision import REVISION_MIN_ENVIRONMENTS
 
 __all__ = ["ICA_DEFAULTS", "FitConfig"]
@@ -65,7 +66,7 @@ class FitConfig:
     disentangle: str = "evidence"
     pruning: str = "residual"
     revise_graph: bool | str = "auto"
-    order_branches: int = 0
+    order_branches: int | str = "auto"
     prune_threshold: float | str = "auto"
     standardize: bool = True
     ica_options: Mapping = field(default_factory=lambda: ICA_DEFAULTS)
@@ -140,6 +141,19 @@ class FitConfig:
             return (self.pruning == "residual"
                     and n_environments >= REVISION_MIN_ENVIRONMENTS)
         return bool(self.revise_graph)
+
+    def branches(self) -> int:
+        """How many of the ordering's close calls the fit branches on.
+
+        ``"auto"`` branches on :data:`creator_plugin.ordering.AUTO_ORDER_BRANCHES` of them when the
+        number of latents is in :data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS` and the ordering
+        re-estimates its directions (``n_refine > 0``; without the
+        re-estimation there are no close calls), and on none otherwise.
+        """
+        if isinstance(self.order_branches, str):  # "auto"
+            low, high = AUTO_BRANCH_LATENTS
+            return AUTO_ORDER_BRANCHES if low <= self.n_latent <= high and self.n_refine else 0
+        return self.order_branches
 
     def replace(self, **changes) -> FitConfig:
         """A copy with some fields changed (:func:`dataclasses.replace`)."""

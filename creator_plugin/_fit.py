@@ -376,12 +376,13 @@ def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
     ``diagnostics_["order_branches"]`` (None without branches). At most two
     orderings' reduced data are held at once.
     """
-    best = _structure(holder.pop(), config, threshold, score=config.order_branches > 0)
-    if config.order_branches == 0:
+    n_branches = config.branches()
+    best = _structure(holder.pop(), config, threshold, score=n_branches > 0)
+    if n_branches == 0:
         return best, None
     state = best.stage.state_before
     record = {"base_score": best.score, "branches": [], "chosen": 0}
-    calls = close_calls(best.stage.ordering.steps)[:config.order_branches]
+    calls = close_calls(best.stage.ordering.steps)[:n_branches]
     for b, (ratio, step, rank) in enumerate(calls, start=1):
         bits = getattr(np.random, state["bit_generator"])()
         bits.state = state

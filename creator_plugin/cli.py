@@ -193,6 +193,13 @@ def _n_latent_arg(text: str) -> int | str:
 _n_latent_arg.__name__ = "integer >= 1 or 'auto'"
 
 
+def _branches_arg(text: str) -> int | str:
+    return text if text == "auto" else _int_at_least(0)(text)
+
+
+_branches_arg.__name__ = "integer >= 0 or 'auto'"
+
+
 def _int_at_least(low: int):
     def parse(text: str) -> int:
         try:
@@ -242,10 +249,10 @@ def _build_parser() -> argparse.ArgumentParser:
                           "environments; "
                           "--no-revise-graph is about 1.2 times faster and less accurate on "
                           "simulated data)")
-    fit.add_argument("--order-branches", type=_int_at_least(0), default=0, metavar="B",
+    fit.add_argument("--order-branches", type=_branches_arg, default="auto", metavar="B",
                      help="also refit with the ordering's B closest calls taken the other way "
-                          "and keep the likeliest model (about one more fit each; off by "
-                          "default, see the accuracy page)")
+                          "and keep the likeliest model (about one more fit each; 'auto', the "
+                          "default, takes 2 with 7 to 15 latents and 0 otherwise)")
     _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")

@@ -202,7 +202,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         environments it removed right edges more often than it mended wrong
         ones (900 fresh data sets at d = 2 to 4: mean SHD 0.014 lower
         without it), hence the four-environment minimum of ``"auto"``.
-    order_branches : int, default=0
+    order_branches : int or "auto", default="auto"
         Fit the model again with the ordering's ``order_branches`` closest
         calls taken the other way, one at a time, and keep the model whose
         features follow their graph best. A close call is a step whose best
@@ -216,20 +216,20 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         the graph revision's criterion); a branch must score lower by more
         than rounding. The search is recorded in
         ``diagnostics_["order_branches"]`` (base and branch scores, the
-        chosen model, 0 the unbranched one; None when 0). It needs the
-        ordering's re-estimation (``n_refine > 0``): the paper's mode has
-        no close calls to branch on. With ``quality_resamples`` every
-        resample's fit branches too (the check repeats the fit as it was
-        asked for). Off by default: on simulated data not
-        used to design it (fresh seeds, two simulators), two branches
-        moved the mean SHD at d = K = 10 from 0.74 to 0.28 on one simulator
-        and from 0.41 to 0.44 on the other (80 data sets each), and at
-        d = K = 7 from 0.30 to 0.16 and from 0.54 to 0.44 (50 each), at
-        about three times the time of a fit;
-        at d = 5 they made six workload families slightly worse (0.23 to
-        0.25 over 360 fresh data sets with an earlier version of the
-        choice between models; docs: accuracy, "the ordering's close
-        calls taken the other way").
+        chosen model, 0 the unbranched one; None without branches). It
+        needs the ordering's re-estimation (``n_refine > 0``): the paper's
+        mode has no close calls to branch on. With ``quality_resamples``
+        every resample's fit branches too (the check repeats the fit as it
+        was asked for). ``"auto"`` takes two branches when 7 <= d <= 15
+        (:data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS`) and none
+        otherwise; 0 turns branching off. On simulated data not used to
+        design it (fresh seeds, two simulators), two branches moved the mean
+        SHD at d = K = 10 from 0.74 to 0.28 on one simulator and from 0.41
+        to 0.44 on the other (80 data sets each), at d = K = 7 from 0.30 to
+        0.16 and from 0.54 to 0.44 (50 each), and at d = K = 15 from 3.55 to
+        2.15 (20 data sets, one simulator), at about three times the time of
+        a fit; at d = 5 they did not help (docs: accuracy, "the ordering's
+        close calls taken the other way").
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.
@@ -400,7 +400,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         "disentangle": [StrOptions({"subspace", "likelihood", "evidence"})],
         "pruning": [StrOptions(set(PRUNING_RULES))],
         "revise_graph": [StrOptions({"auto"}), "boolean"],
-        "order_branches": [Interval(Integral, 0, None, closed="left")],
+        "order_branches": [StrOptions({"auto"}), Interval(Integral, 0, None, closed="left")],
         "prune_threshold": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "standardize": ["boolean"],
         "ica_options": [dict, None],
@@ -427,7 +427,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         pruning: str = "residual",
         prune_threshold: float | str = "auto",
         revise_graph: bool | str = "auto",
-        order_branches: int = 0,
+        order_branches: int | str = "auto",
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,

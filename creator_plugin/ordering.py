@@ -17,6 +17,9 @@ from ._random import draw_seed
 from .independence import SCORERS, ica_consistency_sources
 
 __all__ = [
+    "AUTO_BRANCH_LATENTS",
+    "AUTO_ORDER_BRANCHES",
+    "DISTINCT_SCORE_RATIO",
     "OrderingResult",
     "canonical_directions",
     "close_calls",
@@ -1030,6 +1033,16 @@ def _ordered_noises(X_red: list[np.ndarray], alphas: np.ndarray) -> list[np.ndar
 #: scores differ by more than this factor (the same direction reached from two
 #: starts scores alike up to the descent's tolerance).
 DISTINCT_SCORE_RATIO = 1 + 1e-6
+
+#: Close calls ``CREATOR(order_branches="auto")`` branches on, for numbers of
+#: latents in :data:`AUTO_BRANCH_LATENTS`.
+AUTO_ORDER_BRANCHES = 2
+
+#: The numbers of latents (inclusive range) at which ``order_branches="auto"``
+#: branches: two branches lowered the mean SHD on fresh simulated data at
+#: d = 7, 10 and 15, did nothing or worse at d = 5 and mended nothing at d = 20
+#: (tuning data), where a fit's time matters most.
+AUTO_BRANCH_LATENTS = (7, 15)
 
 
 def close_calls(steps: list[dict]) -> list[tuple[float, int, int]]:

@@ -9,7 +9,7 @@ from creator_plugin import CREATOR, simulate
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays, order_stage
 from creator_plugin._random import as_generator
-from creator_plugin.ordering import close_calls
+from creator_plugin.ordering import AUTO_BRANCH_LATENTS, AUTO_ORDER_BRANCHES, close_calls
 from creator_plugin.revision import fitted_score
 
 # simulate(5, 5, 500, setting=1, random_state=9): the model of the closest
@@ -40,11 +40,34 @@ def test_close_calls_rank_steps_by_the_gap_to_their_best_different_direction():
     assert calls[0][0] == pytest.approx(1.1) and calls[1][0] == pytest.approx(2.0)
 
 
-def test_off_by_default_and_the_record_is_none(data):
-    assert CREATOR(5).get_params()["order_branches"] == 0
+def test_auto_branches_only_with_seven_to_fifteen_latents_and_a_re_estimation():
+    assert CREATOR(5).get_params()["order_branches"] == "auto"
+    low, high = AUTO_BRANCH_LATENTS
+    assert (low, high) == (7, 15) and AUTO_ORDER_BRANCHES == 2
+    expected = {1: 0, 5: 0, 6: 0, 7: 2, 10: 2, 15: 2, 16: 0, 30: 0}
+    assert {d: FitConfig(n_latent=d).branches() for d in expected} == expected
+    assert FitConfig(n_latent=10, n_refine=0).branches() == 0  # no close calls to take
+    assert FitConfig(n_latent=30, order_branches=1).branches() == 1
+    assert FitConfig(n_latent=10, order_branches=0).branches() == 0
+
+
+def test_auto_is_off_at_five_latents_and_the_record_is_none(data):
     a, b = _fit(data), _fit(data, order_branches=0)
     assert a.diagnostics_["order_branches"] is None
     np.testing.assert_array_equal(a.components_, b.components_)
+
+
+@pytest.mark.slow
+def test_auto_at_seven_latents_is_two_branches():
+    X = simulate(7, 4, 500, setting=1, random_state=3).X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = CREATOR(7, random_state=3, quality=False).fit(X)
+        two = CREATOR(7, random_state=3, quality=False, order_branches=2).fit(X)
+    record = auto.diagnostics_["order_branches"]
+    assert record is not None and len(record["branches"]) == 2
+    assert record == two.diagnostics_["order_branches"]
+    np.testing.assert_array_equal(auto.components_, two.components_)
 
 
 def test_the_kept_model_is_the_branch_with_the_lowest_score(data):
@@ -95,7 +118,7 @@ def test_the_paper_mode_has_no_close_calls_to_branch_on(data):
     assert record["branches"] == [] and record["chosen"] == 0
 
 
-@pytest.mark.parametrize("value", [-1, 1.5, "auto"])
-def test_order_branches_must_be_a_non_negative_integer(data, value):
+@pytest.mark.parametrize("value", [-1, 1.5, "two"])
+def test_order_branches_must_be_a_non_negative_integer_or_auto(data, value):
     with pytest.raises(ValueError, match="order_branches"):
         CREATOR(5, order_branches=value).fit(data)

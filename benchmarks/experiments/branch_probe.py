@@ -21,6 +21,7 @@ ratio.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import warnings
@@ -48,7 +49,8 @@ def data_sets(which: str, seed: int):
     n = 1000: ``simulate(7, 7, 1000, setting=1)``, the independent ``paper``),
     ``d15`` (``simulate(15, 15, 2000, edge_prob=0.3)``), ``d15-independent``
     (the independent ``paper`` at d = K = 15, n = 2000) and ``d20``
-    (``simulate(20, 20, 5000, edge_prob=0.2)``)."""
+    (``simulate(20, 20, 5000, edge_prob=0.2)``); ``dDkK`` (d latents, K
+    environments, n = 2000: ``simulate(d, K, 2000)``) and ``dDkK-independent``."""
     if which == "d7":
         sim = simulate(7, 7, 1000, setting=1, random_state=seed)
         yield "package d7", 7, sim.X, sim.adjacency, sim.Y
@@ -60,6 +62,15 @@ def data_sets(which: str, seed: int):
     elif which == "d15-independent":
         yield ("independent d15 paper", 15,
                *zoo.data_of("independent", "paper", 15, 15, 2000, seed))
+    elif re.fullmatch(r"d\d+k\d+(-independent)?", which):  # e.g. d10k5: d = 10, K = 5
+        d, K = map(int, re.findall(r"\d+", which))
+        n = 2000
+        if which.endswith("-independent"):
+            yield (f"independent d{d} K{K} paper", d,
+                   *zoo.data_of("independent", "paper", d, K, n, seed))
+        else:
+            sim = simulate(d, K, n, random_state=seed)
+            yield f"package d{d} K{K}", d, sim.X, sim.adjacency, sim.Y
     elif which == "d20":
         sim = simulate(20, 20, 5000, edge_prob=0.2, random_state=seed)
         yield "package d20", 20, sim.X, sim.adjacency, sim.Y
