@@ -142,17 +142,20 @@ class FitConfig:
                     and n_environments >= REVISION_MIN_ENVIRONMENTS)
         return bool(self.revise_graph)
 
-    def branches(self) -> int:
-        """How many of the ordering's close calls the fit branches on.
+    def branches(self, n_environments: int) -> int:
+        """How many of the ordering's close calls a fit of ``n_environments`` branches on.
 
-        ``"auto"`` branches on :data:`creator_plugin.ordering.AUTO_ORDER_BRANCHES` of them when the
-        number of latents is in :data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS` and the ordering
-        re-estimates its directions (``n_refine > 0``; without the
-        re-estimation there are no close calls), and on none otherwise.
+        ``"auto"`` branches on :data:`creator_plugin.ordering.AUTO_ORDER_BRANCHES`
+        of them when the number of latents is in
+        :data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS`, there are at
+        least as many environments as latents, and the ordering re-estimates
+        its directions (``n_refine > 0``; without the re-estimation there are
+        no close calls); on none otherwise.
         """
         if isinstance(self.order_branches, str):  # "auto"
             low, high = AUTO_BRANCH_LATENTS
-            return AUTO_ORDER_BRANCHES if low <= self.n_latent <= high and self.n_refine else 0
+            wanted = low <= self.n_latent <= high and n_environments >= self.n_latent
+            return AUTO_ORDER_BRANCHES if wanted and self.n_refine else 0
         return self.order_branches
 
     def replace(self, **changes) -> FitConfig:

@@ -376,7 +376,7 @@ def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
     ``diagnostics_["order_branches"]`` (None without branches). At most two
     orderings' reduced data are held at once.
     """
-    n_branches = config.branches()
+    n_branches = config.branches(len(X_list))
     best = _structure(holder.pop(), config, threshold, score=n_branches > 0)
     if n_branches == 0:
         return best, None

@@ -252,7 +252,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--order-branches", type=_branches_arg, default="auto", metavar="B",
                      help="also refit with the ordering's B closest calls taken the other way "
                           "and keep the likeliest model (about one more fit each; 'auto', the "
-                          "default, takes 2 with 7 to 15 latents and 0 otherwise)")
+                          "default, takes 2 with 7 to 15 latents and at least as many "
+                          "environments, and 0 otherwise)")
     _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")

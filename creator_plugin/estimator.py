@@ -221,8 +221,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         mode has no close calls to branch on. With ``quality_resamples``
         every resample's fit branches too (the check repeats the fit as it
         was asked for). ``"auto"`` takes two branches when 7 <= d <= 15
-        (:data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS`) and none
-        otherwise; 0 turns branching off. On simulated data not used to
+        (:data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS`) and there are
+        at least d environments, and none otherwise; 0 turns branching off. On simulated data not used to
         design it (fresh seeds, two simulators), two branches moved the mean
         SHD at d = K = 10 from 0.74 to 0.28 on one simulator and from 0.41
         to 0.44 on the other (80 data sets each), at d = K = 7 from 0.30 to

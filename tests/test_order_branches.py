@@ -40,15 +40,17 @@ def test_close_calls_rank_steps_by_the_gap_to_their_best_different_direction():
     assert calls[0][0] == pytest.approx(1.1) and calls[1][0] == pytest.approx(2.0)
 
 
-def test_auto_branches_only_with_seven_to_fifteen_latents_and_a_re_estimation():
+def test_auto_branches_with_seven_to_fifteen_latents_enough_environments_and_a_re_estimation():
     assert CREATOR(5).get_params()["order_branches"] == "auto"
     low, high = AUTO_BRANCH_LATENTS
     assert (low, high) == (7, 15) and AUTO_ORDER_BRANCHES == 2
     expected = {1: 0, 5: 0, 6: 0, 7: 2, 10: 2, 15: 2, 16: 0, 30: 0}
-    assert {d: FitConfig(n_latent=d).branches() for d in expected} == expected
-    assert FitConfig(n_latent=10, n_refine=0).branches() == 0  # no close calls to take
-    assert FitConfig(n_latent=30, order_branches=1).branches() == 1
-    assert FitConfig(n_latent=10, order_branches=0).branches() == 0
+    assert {d: FitConfig(n_latent=d).branches(d) for d in expected} == expected
+    assert FitConfig(n_latent=10).branches(20) == 2
+    assert FitConfig(n_latent=10).branches(9) == 0  # fewer environments than latents
+    assert FitConfig(n_latent=10, n_refine=0).branches(10) == 0  # no close calls to take
+    assert FitConfig(n_latent=30, order_branches=1).branches(2) == 1
+    assert FitConfig(n_latent=10, order_branches=0).branches(10) == 0
 
 
 def test_auto_is_off_at_five_latents_and_the_record_is_none(data):
@@ -59,7 +61,7 @@ def test_auto_is_off_at_five_latents_and_the_record_is_none(data):
 
 @pytest.mark.slow
 def test_auto_at_seven_latents_is_two_branches():
-    X = simulate(7, 4, 500, setting=1, random_state=3).X
+    X = simulate(7, 7, 400, setting=1, random_state=3).X
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = CREATOR(7, random_state=3, quality=False).fit(X)

@@ -47,7 +47,7 @@ def main() -> None:
             sim = simulate(d, d, n, setting=1, edge_prob=0.5, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = fit_arrays(sim.X, FitConfig(d, quality=False, keep_features=True),
+            r = fit_arrays(sim.X, FitConfig(d, quality=False, keep_features=True, order_branches=0),
                            random_state=seed)
         ev = evaluate(sim.adjacency, sim.Y, r.adjacency, r.latents)
         Cn = np.zeros((d, d)) if sim.Z is None else np.stack(
