@@ -43,6 +43,7 @@ import numpy as np
 
 from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
+from creator_plugin.ordering import AUTO_BRANCH_LATENTS
 from creator_plugin.simulation import simulate_family
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -75,6 +76,12 @@ def settings_of(d: int, params: dict | None = None) -> str:
 def _settings(d: int, params_key: str) -> str:
     resolved = CREATOR(d, **json.loads(params_key)).get_params()
     resolved.pop("random_state", None)
+    low, high = AUTO_BRANCH_LATENTS
+    if resolved["order_branches"] == 0 or (
+            resolved["order_branches"] == "auto" and not low <= d <= high):
+        # No branches: the fit before the parameter existed ("auto" never
+        # branches outside that range), so rows written then stay current.
+        del resolved["order_branches"]
     resolved["numerics"] = NUMERICS
     return json.dumps(resolved, sort_keys=True, default=repr)
 
