@@ -19,8 +19,19 @@ def test_settings_are_the_resolved_parameters_without_the_seed():
     expected = CREATOR(5, prune_threshold=0.3).get_params()
     expected.pop("random_state")
     expected["numerics"] = zoo.NUMERICS  # the fit's numerics revision
+    del expected["order_branches"]  # "auto" takes no branches at d = 5 (next test)
     assert settings == json.loads(json.dumps(expected, default=repr))
     assert json.loads(zoo.settings_of(5))["disentangle"] == CREATOR(5).disentangle
+
+
+def test_settings_without_branches_match_rows_from_before_the_parameter():
+    # Without branches the fit is the one before order_branches existed, so
+    # those rows stay current; where "auto" branches, the key is kept.
+    assert "order_branches" not in json.loads(zoo.settings_of(5))
+    assert zoo.settings_of(5) == zoo.settings_of(5, {"order_branches": 0})
+    assert zoo.settings_of(10, {"order_branches": 0}) != zoo.settings_of(10)
+    assert json.loads(zoo.settings_of(10))["order_branches"] == "auto"
+    assert json.loads(zoo.settings_of(5, {"order_branches": 2}))["order_branches"] == 2
 
 
 def test_rows_of_earlier_numerics_are_not_current():
