@@ -31,6 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "docs" / "results"
 
 _BLOCK = re.compile(r"```(console|bash)\n(.*?)```", re.S)
+# A bash block with a loop, a conditional or a variable set on its own line
+# is one script, not a list of independent commands.
+_SCRIPT = re.compile(r"^\s*(for|while|until|if)\s|^\s*\w+=\S*\s*$", re.M)
 
 
 def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
@@ -40,7 +43,8 @@ def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
     comment) of a ``bash`` block or of a ``console`` block without prompts;
     a command stated on two pages runs once, and commands with placeholder
     paths (``/path/to``: they need checkouts of other projects) are left
-    out.
+    out. A ``bash`` block with a loop, a conditional or a variable assigned
+    on its own line is one command (the whole block, run as one script).
 
     Parameters
     ----------
@@ -60,6 +64,13 @@ def commands(pages: list[str] | None = None) -> list[tuple[str, str]]:
             if lang == "console" and not any(
                     line.startswith("$ ") for line in block.splitlines()):
                 lang = "bash"  # a console block without prompts lists bare commands
+            if lang == "bash" and _SCRIPT.search(block):
+                # loops or variables span lines: the block runs as one script
+                script = "\n".join(line for line in block.splitlines()
+                                   if line.strip() and not line.lstrip().startswith("#"))
+                if _bare(script) not in {_bare(c) for _, c in found}:
+                    found.append((path.stem, script))
+                continue
             command = None
             for line in block.splitlines():
                 if command is not None:
