@@ -222,14 +222,16 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         every resample's fit branches too (the check repeats the fit as it
         was asked for). ``"auto"`` takes two branches when 7 <= d <= 15
         (:data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS`) and there are
-        at least d environments, and none otherwise; 0 turns branching off. On simulated data not used to
-        design it (fresh seeds, two simulators), two branches moved the mean
-        SHD at d = K = 10 from 0.74 to 0.28 on one simulator and from 0.41
-        to 0.44 on the other (80 data sets each), at d = K = 7 from 0.30 to
-        0.16 and from 0.54 to 0.44 (50 each), and at d = K = 15 from 3.55 to
-        2.15 (20 data sets, one simulator), at about three times the time of
-        a fit; at d = 5 they did not help (docs: accuracy, "the ordering's
-        close calls taken the other way").
+        at least d environments, and none otherwise; 0 turns branching
+        off. On simulated data not used to design it (two blocks of fresh
+        seeds, two simulators), two branches moved the mean SHD at
+        d = K = 10 from 1.05 to 0.63 on one simulator and from 0.64 to 0.63
+        on the other (160 data sets each), at d = K = 7 from 0.21 to 0.18
+        and from 0.39 to 0.27 (100 each), and at d = K = 15 from 3.55 to
+        2.15 (20 data sets, one simulator), at about three times the time
+        of a fit; at d = 5 they did not help, and with fewer environments
+        than latents they changed nothing on average (docs: accuracy, "the
+        ordering's close calls taken the other way").
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.
