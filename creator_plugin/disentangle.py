@@ -284,7 +284,10 @@ def refine_disentangling(
         if sign == 0:
             return np.inf, np.zeros(d * d)
         G = np.swapaxes(S @ M, 1, 2) @ M
-        P, logs = precisions(G)
+        try:
+            P, logs = precisions(G)
+        except np.linalg.LinAlgError:  # a line-search step to a numerically singular M
+            return np.inf, np.zeros(d * d)
         f = float(w @ logs) - 2.0 * logdet_M - logdet_S
         grad = 2.0 * ((wS @ M @ P).sum(axis=0) - np.linalg.inv(M).T)
         return f, grad.ravel()
