@@ -283,13 +283,16 @@ def refine_disentangling(
         sign, logdet_M = np.linalg.slogdet(M)
         if sign == 0:
             return np.inf, np.zeros(d * d)
-        G = np.swapaxes(S @ M, 1, 2) @ M
-        try:
-            P, logs = precisions(G)
-        except np.linalg.LinAlgError:  # a line-search step to a numerically singular M
-            return np.inf, np.zeros(d * d)
-        f = float(w @ logs) - 2.0 * logdet_M - logdet_S
-        grad = 2.0 * ((wS @ M @ P).sum(axis=0) - np.linalg.inv(M).T)
+        # A line-search step can go far out (overflow there is the search's
+        # business: it backs off) or to a numerically singular M.
+        with np.errstate(over="ignore", invalid="ignore"):
+            G = np.swapaxes(S @ M, 1, 2) @ M
+            try:
+                P, logs = precisions(G)
+            except np.linalg.LinAlgError:
+                return np.inf, np.zeros(d * d)
+            f = float(w @ logs) - 2.0 * logdet_M - logdet_S
+            grad = 2.0 * ((wS @ M @ P).sum(axis=0) - np.linalg.inv(M).T)
         return f, grad.ravel()
 
     if method not in ("L-BFGS-B", "BFGS"):

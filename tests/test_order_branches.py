@@ -124,3 +124,17 @@ def test_the_paper_mode_has_no_close_calls_to_branch_on(data):
 def test_order_branches_must_be_a_non_negative_integer_or_auto(data, value):
     with pytest.raises(ValueError, match="order_branches"):
         CREATOR(5, order_branches=value).fit(data)
+
+
+@pytest.mark.slow
+def test_a_branch_whose_revision_steps_to_a_singular_matrix_is_fitted():
+    # The method grid's d = 7, K = 14, setting 1, seed 43: the second branch's
+    # graph revision takes a line-search step to a numerically singular
+    # matrix (once a LinAlgError, and overflow warnings on the way).
+    sim = simulate(7, 14, 1000, setting=1, random_state=2533054654)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.filterwarnings("ignore", category=UserWarning)
+        model = CREATOR(7, random_state=43).fit(sim.X)
+    assert len(model.diagnostics_["order_branches"]["branches"]) == 2
+    assert np.isfinite(model.components_).all()
