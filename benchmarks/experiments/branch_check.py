@@ -33,8 +33,11 @@ def run(which: str, first: int, count: int, out: str) -> None:
         for seed in range(first, first + count):
             for cell, d, X, A, Y in data_sets(which, seed):
                 row = {"set": which, "cell": cell, "seed": seed}
-                for name, params in SETTINGS.items():
-                    row[name] = fit(d, seed, X, A, Y, params)
+                try:
+                    for name, params in SETTINGS.items():
+                        row[name] = fit(d, seed, X, A, Y, params)
+                except ValueError as exc:  # data the fit refuses: a result, kept apart
+                    row = {**row, "failed": f"{type(exc).__name__}: {exc}"}
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
 
@@ -49,6 +52,10 @@ def _paired(rows: list[dict]) -> tuple[float, float, float, float, int, int]:
 
 def summary(paths: list[str]) -> None:
     rows = [json.loads(line) for p in paths for line in open(p)]
+    for r in rows:
+        if "failed" in r:
+            print(f"refused: {r['cell']} seed {r['seed']}: {r['failed'][:120]}")
+    rows = [r for r in rows if "failed" not in r]
     print("| cell | data sets | default | branches | difference (SE) | better / worse "
           "| correct order | CPU ratio |")
     print("|---|---|---|---|---|---|---|---|")
