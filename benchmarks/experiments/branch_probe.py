@@ -89,7 +89,8 @@ def fit(d: int, seed: int, X, A, Y, choices: dict | None = None,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             start = time.process_time()
-            model = CREATOR(d, random_state=seed).fit(X)
+            # the branches are this probe's own (the default's would branch again)
+            model = CREATOR(d, random_state=seed, order_branches=0).fit(X)
             cpu = time.process_time() - start
             t0 = time.process_time()
             sc, guarded = model_score(model)
