@@ -194,7 +194,12 @@ _n_latent_arg.__name__ = "integer >= 1 or 'auto'"
 
 
 def _branches_arg(text: str) -> int | str:
-    return text if text == "auto" else _int_at_least(0)(text)
+    if text == "auto":
+        return text
+    try:
+        return _int_at_least(0)(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer >= 0 ({exc})") from None
 
 
 _branches_arg.__name__ = "integer >= 0 or 'auto'"

@@ -372,11 +372,16 @@ def test_fit_order_branches_reaches_the_estimator(csv_file, tmp_path, capsys):
     assert len(diag["order_branches"]["branches"]) <= 1
     assert CREATOR.load(tmp_path / "out" / "model.npz").order_branches == 1
     capsys.readouterr()
-    with pytest.raises(SystemExit) as exc:
-        main(_args(csv_file, tmp_path / "bad", "--order-branches", "-1"))
-    assert exc.value.code == 2
-    assert "--order-branches" in capsys.readouterr().err
-    assert not (tmp_path / "bad").exists()
+    for bad in ("-1", "two"):
+        with pytest.raises(SystemExit) as exc:
+            main(_args(csv_file, tmp_path / "bad", "--order-branches", bad))
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "--order-branches" in err and "'auto' or an integer >= 0" in err
+        assert not (tmp_path / "bad").exists()
+    # the default is "auto" (no branches at this file's number of latents)
+    assert main(_args(csv_file, tmp_path / "auto")) == 0
+    assert CREATOR.load(tmp_path / "auto" / "model.npz").order_branches == "auto"
 
 
 def test_fit_quality_resamples_reaches_the_verdict(csv_file, tmp_path):
