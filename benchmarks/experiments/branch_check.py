@@ -21,25 +21,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import revise_default_check  # noqa: E402
 from branch_probe import data_sets  # noqa: E402
-from revise_default_check import fit  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
 SETTINGS = {"default": {"order_branches": 0}, "branches": {"order_branches": 2}}
 
 
 def run(which: str, first: int, count: int, out: str) -> None:
-    with open(out, "a") as fh:
-        for seed in range(first, first + count):
-            for cell, d, X, A, Y in data_sets(which, seed):
-                row = {"set": which, "cell": cell, "seed": seed}
-                try:
-                    for name, params in SETTINGS.items():
-                        row[name] = fit(d, seed, X, A, Y, params)
-                except ValueError as exc:  # data the fit refuses: a result, kept apart
-                    row = {**row, "failed": f"{type(exc).__name__}: {exc}"}
-                fh.write(json.dumps(row) + "\n")
-                fh.flush()
+    revise_default_check.run(which, first, count, out, settings=SETTINGS, sets=data_sets)
 
 
 def _paired(rows: list[dict]) -> tuple[float, float, float, float, int, int]:

@@ -71,12 +71,15 @@ def fit(d: int, seed: int, X, A, Y, params: dict) -> dict:
 
 
 def run(which: str, first: int, count: int, out: str, *, settings: dict | None = None,
-        fit_one=None) -> None:
-    """Fit every data set of ``which`` with each of ``settings`` (default: this check's)."""
-    settings, fit_one = settings or SETTINGS, fit_one or fit
+        fit_one=None, sets=None) -> None:
+    """Fit every data set of ``which`` with each of ``settings`` (default: this check's).
+
+    ``sets`` draws the data sets (default: this check's :func:`data_sets`).
+    """
+    settings, fit_one, sets = settings or SETTINGS, fit_one or fit, sets or data_sets
     with open(out, "a") as fh:
         for seed in range(first, first + count):
-            for cell, d, X, A, Y in data_sets(which, seed):
+            for cell, d, X, A, Y in sets(which, seed):
                 row = {"set": which, "cell": cell, "seed": seed}
                 try:
                     for name, params in settings.items():
