@@ -37,6 +37,7 @@ from .measurement_noise import (
     corrected_ordering,
     corrected_pruning_moments,
     estimate_measurement_noise,
+    noise_shares,
 )
 from .ordering import OrderingResult, close_calls, topological_ordering
 from .preprocessing import Reduction, reduce_environments
@@ -301,7 +302,7 @@ def fit_arrays(
         "graph_revision": model.revision, "order_branches": branches,
     }
     if noise is not None:
-        diagnostics["measurement_noise"] = noise.to_dict()
+        diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
     if config.quality:
         verdict = _verdict_stage(X_list, latents, adjacency, decisions, order, config,
                                  threshold, rng)
@@ -315,6 +316,13 @@ def fit_arrays(
         adjacency, model.components, mixing, feature_latent_cov, mean, latents, sem, red, order,
         model.entangled, model.tested, decisions, found, diagnostics,
     )
+
+
+def _noise_record(noise, components: np.ndarray, red, sem) -> dict:
+    """``diagnostics_["measurement_noise"]``: the estimate and every SEM noise's share of it."""
+    shares = noise_shares(noise, components, red.scale, sem.noise_scales, sem.weights)
+    return {**noise.to_dict(), "noise_shares": shares.tolist(),
+            "min_signal_share": float(1.0 - shares.max())}
 
 
 def _resume(stage: OrderingStage, X_list: list, config: FitConfig, rng) -> None:

@@ -71,6 +71,7 @@ __all__ = [
     "corrected_ordering",
     "corrected_pruning_moments",
     "estimate_measurement_noise",
+    "noise_shares",
     "polish_signal",
 ]
 
@@ -195,6 +196,48 @@ def estimate_measurement_noise(X_list: list, X_red: list[np.ndarray], reduction)
         scatters.append(n * shrinkage[k] * noise)
     return MeasurementNoise(variances, "diagonal" if diagonal else "isotropic", shrinkage,
                             scatters)
+
+
+def noise_shares(noise: MeasurementNoise, components: np.ndarray, scale: np.ndarray,
+                 noise_sds: list[np.ndarray], weights: list[np.ndarray]) -> np.ndarray:
+    """Share of every recovered SEM noise's variance that is measurement noise.
+
+    The SEM noise of node i in environment k is a linear map of the data,
+    ``(x - mean) @ components.T @ (I - weights[k])[:, i]``; measurement noise
+    with column variances ``psi_k`` (the estimate as estimated, before any
+    shrinkage: on simulated data it tracks the true share more closely than
+    the shrunk one) contributes ``sum_j psi_kj v_ji^2`` to its variance, where
+    ``v`` is that map in the reduction's standardised units. A share near 1
+    means the data hardly show that node's own noise in that environment:
+    its place in the order and its edges rest on little signal there.
+
+    Parameters
+    ----------
+    noise : MeasurementNoise
+    components : ndarray (d, p)
+        The fit's map from centred data to features (``components_``).
+    scale : ndarray (p,)
+        The reduction's column scales (non-finite for ignored columns).
+    noise_sds : list of ndarray (d,)
+        Every environment's SEM noise SDs (the fit's ``noise_scales_``).
+    weights : list of ndarray (d, d)
+        Every environment's SEM weights (``[j, i]``: j -> i).
+
+    Returns
+    -------
+    ndarray (K, d)
+        In ``[0, 1]`` (a share above 1, sampling error, is reported as 1).
+    """
+    kept = np.isfinite(scale)
+    V = (components[:, kept] * scale[kept]).T  # in standardised units
+    d = V.shape[1]
+    out = np.empty((len(weights), d))
+    for k, (W, sd) in enumerate(zip(weights, noise_sds)):
+        maps = V @ (np.eye(d) - W)
+        measured = noise.variances[k, kept] @ maps ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[k] = np.where(sd > 0, measured / np.asarray(sd) ** 2, 1.0)
+    return np.clip(out, 0.0, 1.0)
 
 
 def _solve_schur_square(U: np.ndarray, rhs: np.ndarray) -> np.ndarray:

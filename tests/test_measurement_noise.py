@@ -120,6 +120,42 @@ def test_noisy_measurements_are_corrected_and_reported():
     assert "measurement_noise" not in a.diagnostics_
 
 
+def test_noise_shares_show_the_noise_the_measurements_bury():
+    # A chain 0 -> 1 -> 2 whose weights change across three environments; in
+    # environment 0 node 2's own noise is quiet, mostly measurement noise in the data.
+    rng = np.random.default_rng(2)
+    p, n, sd = 20, 4000, 0.3
+    H = rng.standard_normal((p, 3))
+    X, E = [], []
+    for w01, w12, quiet in [(0.9, 0.8, 0.05), (-0.7, 1.2, 1.0), (0.4, -0.9, 1.0)]:
+        e = rng.laplace(size=(n, 3)) * np.array([1.0, 1.0, quiet])
+        y = e.copy()
+        y[:, 1] += w01 * y[:, 0]
+        y[:, 2] += w12 * y[:, 1]
+        X.append(y @ H.T + sd * rng.standard_normal((n, p)))
+        E.append(e)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = CREATOR(3, random_state=0, measurement_noise="auto").fit(X)
+    rec = m.diagnostics_["measurement_noise"]
+    shares = np.array(rec["noise_shares"])
+    assert shares.shape == (3, 3)
+    # The share the known noise gives each recovered noise, through the fit's own maps.
+    truth = np.empty((3, 3))
+    for k in range(3):
+        maps = m.components_.T @ (np.eye(3) - m.weights_[k])  # (p, d), original units
+        truth[k] = sd ** 2 * (maps ** 2).sum(axis=0) / m.noise_scales_[k] ** 2
+    np.testing.assert_allclose(shares, truth, rtol=0.1)  # the estimated noise against the known
+    quiet = np.unravel_index(np.argmax(shares), shares.shape)
+    assert quiet[0] == 0 and shares[quiet] > 0.5
+    assert np.delete(shares.ravel(), np.ravel_multi_index(quiet, shares.shape)).max() < 0.05
+    assert rec["min_signal_share"] == pytest.approx(1 - shares.max())
+    # The quiet recovered noise is node 2's.
+    noise0 = (m.latents_[0] - m.latents_[0].mean(axis=0)) @ (np.eye(3) - m.weights_[0])
+    corr = [abs(np.corrcoef(noise0[:, quiet[1]], E[0][:, j])[0, 1]) for j in range(3)]
+    assert int(np.argmax(corr)) == 2
+
+
 @pytest.mark.parametrize("value", ["yes", 1, True, "Auto"])
 def test_rejects_unknown_values(value):
     X = np.random.default_rng(0).laplace(size=(300, 3))
