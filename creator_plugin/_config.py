@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
 from .ordering import AUTO_BRANCH_LATENTS, AUTO_ORDER_BRANCHES
-from .revision import REVISION_MIN_ENVIRONMENTS
+from .revision import AUTO_SEARCH_LATENTS, REVISION_MIN_ENVIRONMENTS
 
 __all__ = ["ICA_DEFAULTS", "FitConfig"]
 
@@ -34,7 +34,8 @@ class FitConfig:
     n_latent : int
         The number of latent features d (``"auto"`` already resolved).
     scorer, n_refine, refine_min_sources, polish, disentangle, pruning, revise_graph,
-    order_branches, prune_threshold, standardize, weak_evidence_level, quality, quality_resamples
+    order_branches, search_graph, prune_threshold, standardize, weak_evidence_level, quality,
+    quality_resamples
         As in :class:`creator_plugin.CREATOR` (``prune_threshold`` may still
         be ``"auto"``: its value depends on the number of environments).
     ica_options : Mapping
@@ -67,6 +68,7 @@ class FitConfig:
     pruning: str = "residual"
     revise_graph: bool | str = "auto"
     order_branches: int | str = "auto"
+    search_graph: bool | str = False
     prune_threshold: float | str = "auto"
     standardize: bool = True
     ica_options: Mapping = field(default_factory=lambda: ICA_DEFAULTS)
@@ -157,6 +159,19 @@ class FitConfig:
             wanted = low <= self.n_latent <= high and n_environments >= self.n_latent
             return AUTO_ORDER_BRANCHES if wanted and self.n_refine else 0
         return self.order_branches
+
+    def searches(self, n_environments: int) -> bool:
+        """Whether the fit searches its finished graph (:func:`.revision.search_graph`).
+
+        ``"auto"`` searches with the residual rule when the number of latents
+        is in :data:`creator_plugin.revision.AUTO_SEARCH_LATENTS` and there
+        are at least as many environments as latents.
+        """
+        if isinstance(self.search_graph, str):  # "auto"
+            low, high = AUTO_SEARCH_LATENTS
+            return (self.pruning == "residual" and low <= self.n_latent <= high
+                    and n_environments >= self.n_latent)
+        return bool(self.search_graph)
 
     def replace(self, **changes) -> FitConfig:
         """A copy with some fields changed (:func:`dataclasses.replace`)."""

@@ -49,7 +49,7 @@ from .pruning import (
     standardised_coefficients,
 )
 from .quality import ISSUE_KINDS, assess_fit, order_levels
-from .revision import fitted_score, revise_graph
+from .revision import SEARCH_BAND, fitted_score, revise_graph, search_graph
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -299,7 +299,8 @@ def fit_arrays(
         "partly_constant_columns": red.partly_constant_columns.tolist(),
         "n_ica_not_converged": order.n_ica_not_converged, "polish": order.polish,
         "disentangle": model.refinement, "weak_ordering_steps": weak_steps,
-        "graph_revision": model.revision, "order_branches": branches,
+        "graph_revision": model.revision, "graph_search": model.search,
+        "order_branches": branches,
     }
     if noise is not None:
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
@@ -346,6 +347,7 @@ class _Structure:
     decisions: list
     tested: np.ndarray
     revision: dict | None
+    search: dict | None
     components: np.ndarray
     order: OrderingResult
     entangled: list | None
@@ -364,13 +366,38 @@ def _structure(stage: OrderingStage, config: FitConfig, threshold: float, *,
         if config.revises(K) else (adjacency, decisions, None))
     components, order, entangled, refinement, C = _disentangle_stage(
         stage, config, adjacency, tested, scales, moments)
-    value = None
-    if score:
-        n_rows = np.array([x.shape[0] for x in stage.reduced])
-        S = _likelihood_covariances(stage, scales[0], moments[1], n_rows)
-        value = fitted_score(np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency)
-    return _Structure(stage, adjacency, decisions, tested, revision, components, order,
+    n_rows = np.array([x.shape[0] for x in stage.reduced])
+    S = (_likelihood_covariances(stage, scales[0], moments[1], n_rows)
+         if score or config.searches(K) else None)
+    search = None
+    if config.searches(K):
+        adjacency, decisions, search = _search_stage(
+            np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency, decisions)
+        if search["flips"]:
+            components, order, entangled, refinement, C = _disentangle_stage(
+                stage, config, adjacency, tested, scales, moments)
+    value = (fitted_score(np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency)
+             if score else None)
+    return _Structure(stage, adjacency, decisions, tested, revision, search, components, order,
                       entangled, refinement, value)
+
+
+def _search_stage(covariances, n_rows, adjacency, decisions):
+    """Step 3b (``search_graph``): flip near-level decisions by the fitted features' score.
+
+    Returns the searched adjacency, the decisions with ``"edge"`` updated (a
+    flipped pair also carries ``"searched": True``) and the search's record
+    (:func:`creator_plugin.revision.search_graph`).
+    """
+    pairs = [(q["parent"], q["child"]) for q in decisions
+             if q["threshold"] / SEARCH_BAND <= q["statistic"] <= q["threshold"] * SEARCH_BAND]
+    searched, info = search_graph(covariances, n_rows, adjacency, pairs=pairs)
+    flipped = {tuple(pair) for pair in info["flips"]}
+    decisions = [
+        {**q, "edge": bool(searched[q["parent"], q["child"]]),
+         **({"searched": True} if (q["parent"], q["child"]) in flipped else {})}
+        for q in decisions]
+    return searched, decisions, {"candidates": [list(p) for p in pairs], **info}
 
 
 def _models(X_list: list, config: FitConfig, holder: list, threshold: float):

@@ -31,7 +31,8 @@ import numpy as np
 
 from .disentangle import _node_precisions, disentangling_matrix, refine_disentangling
 
-__all__ = ["sem_deviance", "graph_score", "fitted_score", "revise_graph", "REVISION_BAND",
+__all__ = ["sem_deviance", "graph_score", "fitted_score", "revise_graph", "search_graph",
+           "AUTO_SEARCH_LATENTS", "SEARCH_BAND", "SEARCH_MAX_SCORES", "REVISION_BAND",
            "REVISION_GTOL", "REVISION_MAX_SCORES", "REVISION_MIN_ENVIRONMENTS", "REVISION_PENALTY"]
 
 #: Decisions whose statistic lies in ``[level / REVISION_BAND, level * REVISION_BAND]``
@@ -68,6 +69,19 @@ REVISION_GTOL = 1e-6
 #: 2,250 tuning fits at d = 5, 7 and 10 the largest search scored 25 graphs,
 #: and at d <= 5 no search can score more than 56.
 REVISION_MAX_SCORES = 60
+
+#: Most graphs one :func:`search_graph` scores (the start included); a round
+#: that would exceed it is not started.
+SEARCH_MAX_SCORES = 400
+
+#: ``CREATOR(search_graph=...)`` lets flip the pairs whose pruning statistic
+#: lies within this factor of the level (the revision's band is
+#: :data:`REVISION_BAND`).
+SEARCH_BAND = 3.0
+
+#: ``CREATOR(search_graph="auto")`` searches when the number of latents is in
+#: this range (and there are at least as many environments as latents).
+AUTO_SEARCH_LATENTS = (10, 15)
 
 
 def sem_deviance(C: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
@@ -248,6 +262,81 @@ def revise_graph(
             info["margins"] = [[j, i, float((t - best) / price)] for t, (j, i), _ in trials]
             break
         best, A = score, A1
+        open_pairs.remove(pair)
+        info["flips"].append(list(pair))
+        info["scores"].append(best)
+    return A, info
+
+
+def search_graph(
+    covariances: np.ndarray,
+    n_rows: np.ndarray,
+    adjacency: np.ndarray,
+    *,
+    pairs: list[tuple[int, int]] | None = None,
+    penalty: float = REVISION_PENALTY,
+    max_scores: int = SEARCH_MAX_SCORES,
+) -> tuple[np.ndarray, dict]:
+    """Greedy single flips of a finished fit's graph while its fitted score drops.
+
+    Every graph is scored as :func:`fitted_score` scores the fit's own: the
+    likelihood refinement of the fitted features' disentangling matrix over
+    that graph, read at its optimum. Each round flips, of the open pairs, the
+    one whose graph scores lowest, if that is lower than the current graph's
+    score by more than ``1e-8`` relative; a flipped pair is closed. Unlike
+    :func:`revise_graph`, which flips near-level pruning decisions of the
+    entangled features and scores each graph from its own intersection with
+    the refinement's guard, this reads every forward pair and scores all
+    graphs from the same features.
+
+    Parameters
+    ----------
+    covariances : ndarray (K, d, d)
+        Covariance of the fitted features per environment, in the order's
+        positions.
+    n_rows : ndarray (K,)
+    adjacency : ndarray (d, d)
+        The fitted graph over positions (``[j, i] != 0`` iff ``j -> i``, only
+        ``j < i``).
+    pairs : list of (int, int), optional
+        The pairs ``(j, i)``, ``j < i``, that may flip; every forward pair when
+        None.
+    penalty : float, default=REVISION_PENALTY
+    max_scores : int, default=SEARCH_MAX_SCORES
+
+    Returns
+    -------
+    adjacency : ndarray (d, d) of int
+    info : dict
+        ``"flips"`` (pairs, in order), ``"scores"`` (the score before and
+        after each flip), ``"n_scores"`` (graphs scored) and ``"stopped"``
+        (``"converged"`` or ``"budget"``).
+    """
+    A = (np.asarray(adjacency) != 0).astype(int)
+    d = A.shape[0]
+    if np.any(np.tril(A)):
+        raise ValueError("adjacency must be over positions of a causal order (j -> i only "
+                         "for j < i).")
+    open_pairs = ([(j, i) for j in range(d) for i in range(j + 1, d)] if pairs is None
+                  else [(int(j), int(i)) for j, i in pairs])
+    start = np.eye(d)  # every graph from the fitted features themselves
+    best = _profiled(start, covariances, n_rows, A != 0, penalty, guard=False)
+    info: dict = {"flips": [], "scores": [best], "n_scores": 1, "stopped": "converged"}
+    while open_pairs:
+        if info["n_scores"] + len(open_pairs) > max_scores:
+            info["stopped"] = "budget"
+            break
+        info["n_scores"] += len(open_pairs)
+        trials = []
+        for j, i in open_pairs:
+            A1 = A.copy()
+            A1[j, i] = 1 - A1[j, i]
+            trials.append((_profiled(start, covariances, n_rows, A1 != 0, penalty, guard=False),
+                           (j, i), A1))
+        value, pair, A1 = min(trials, key=lambda t: t[0])
+        if not value < best - 1e-8 * max(1.0, abs(best)):
+            break
+        best, A = value, A1
         open_pairs.remove(pair)
         info["flips"].append(list(pair))
         info["scores"].append(best)
