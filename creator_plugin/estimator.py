@@ -249,7 +249,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         Flipped decisions carry ``"searched": True`` in
         ``diagnostics_["pruning"]``, and the search is recorded in
         ``diagnostics_["graph_search"]`` (None when it did not run).
-        ``"auto"`` searches with ``pruning="residual"`` when 10 <= d <= 15
+        ``"auto"`` searches with ``pruning="residual"`` when 8 <= d <= 15
         (:data:`creator_plugin.revision.AUTO_SEARCH_LATENTS`) and there are
         at least d environments; True searches at any d (with a rank rule it
         is an error); False skips it. Each graph scored costs one likelihood

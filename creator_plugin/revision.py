@@ -81,7 +81,7 @@ SEARCH_BAND = 3.0
 
 #: ``CREATOR(search_graph="auto")`` searches when the number of latents is in
 #: this range (and there are at least as many environments as latents).
-AUTO_SEARCH_LATENTS = (10, 15)
+AUTO_SEARCH_LATENTS = (8, 15)
 
 
 def sem_deviance(C: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
