@@ -44,6 +44,7 @@ import numpy as np
 from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
 from creator_plugin.ordering import AUTO_BRANCH_LATENTS
+from creator_plugin.revision import AUTO_SEARCH_LATENTS
 from creator_plugin.simulation import simulate_family
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -82,6 +83,10 @@ def _settings(d: int, params_key: str) -> str:
         # No branches: the fit before the parameter existed ("auto" never
         # branches outside that range), so rows written then stay current.
         del resolved["order_branches"]
+    low, high = AUTO_SEARCH_LATENTS
+    if resolved["search_graph"] is False or (
+            resolved["search_graph"] == "auto" and not low <= d <= high):
+        del resolved["search_graph"]  # likewise: no search
     resolved["numerics"] = NUMERICS
     return json.dumps(resolved, sort_keys=True, default=repr)
 

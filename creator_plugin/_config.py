@@ -68,7 +68,7 @@ class FitConfig:
     pruning: str = "residual"
     revise_graph: bool | str = "auto"
     order_branches: int | str = "auto"
-    search_graph: bool | str = False
+    search_graph: bool | str = "auto"
     prune_threshold: float | str = "auto"
     standardize: bool = True
     ica_options: Mapping = field(default_factory=lambda: ICA_DEFAULTS)

@@ -82,7 +82,9 @@ def _fit(args: argparse.Namespace) -> int:
             warnings.simplefilter("always")
             model = CREATOR(args.n_latent, quality_resamples=args.quality_resamples,
                             revise_graph="auto" if args.revise_graph is None else args.revise_graph,
-                            order_branches=args.order_branches, random_state=args.seed).fit(
+                            order_branches=args.order_branches, random_state=args.seed,
+                            **({} if args.search_graph is None
+                               else {"search_graph": args.search_graph})).fit(
                 feats, environments=env.to_numpy()
             )
     except (ValueError, TypeError) as exc:
@@ -259,6 +261,10 @@ def _build_parser() -> argparse.ArgumentParser:
                           "and keep the likeliest model (about one more fit each; 'auto', the "
                           "default, takes 2 with 7 to 15 latents and at least as many "
                           "environments, and 0 otherwise)")
+    fit.add_argument("--search-graph", action=argparse.BooleanOptionalAction, default=None,
+                     help="after the disentanglement, flip the pruning decisions near the level "
+                          "while the fitted features follow the graph better (default: the "
+                          "estimator's, see CREATOR's search_graph)")
     _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")

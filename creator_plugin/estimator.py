@@ -232,7 +232,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         of a fit; at d = 5 they did not help, and with fewer environments
         than latents they changed nothing on average (docs: accuracy, "the
         ordering's close calls taken the other way").
-    search_graph : {"auto", True, False}, default=False
+    search_graph : {"auto", True, False}, default="auto"
         After the disentanglement, revise the finished graph by the score
         ``order_branches`` compares models by: greedy single flips of the
         pairs whose pruning statistic is within a factor 3 of the level
@@ -249,12 +249,16 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         Flipped decisions carry ``"searched": True`` in
         ``diagnostics_["pruning"]``, and the search is recorded in
         ``diagnostics_["graph_search"]`` (None when it did not run).
-        ``"auto"`` searches with ``pruning="residual"`` when 8 <= d <= 15
+        ``"auto"`` searches with ``pruning="residual"`` when 8 <= d <= 12
         (:data:`creator_plugin.revision.AUTO_SEARCH_LATENTS`) and there are
         at least d environments; True searches at any d (with a rank rule it
         is an error); False skips it. Each graph scored costs one likelihood
-        refinement; at d = 10 the search adds about the time of a fit
-        without branches.
+        refinement. On simulated data not used to design it (fresh seeds,
+        two simulators) it lowered the mean SHD at d = 8, 10 and 12 from
+        0.55 to 0.30 (220 data sets; 40 better, 3 worse), at about twice
+        the time of a fit; at d = 5 it made fits worse and at
+        d = 7 it changed nothing on tuning data (docs: accuracy, "the
+        finished graph searched").
     standardize : bool, default=True
         Scale every observed column to unit pooled within-environment SD
         before the shared PCA, which makes the fit invariant to column units.
@@ -459,7 +463,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         prune_threshold: float | str = "auto",
         revise_graph: bool | str = "auto",
         order_branches: int | str = "auto",
-        search_graph: bool | str = False,
+        search_graph: bool | str = "auto",
         standardize: bool = True,
         ica_options: dict | None = None,
         scorer_options: dict | None = None,

@@ -23,6 +23,13 @@ BIC's price of K weights per edge. A greedy search flips, one at a time, the
 decisions whose pruning statistic lies within a factor :data:`REVISION_BAND`
 of the pruning level, taking the flip that lowers the score most, until none
 does. The order is never changed.
+
+:func:`search_graph` runs after the disentanglement, on the finished fit:
+every graph is scored from the same fitted features (:func:`fitted_score`'s
+criterion, read at the refinement's optimum), so an edge the pruning missed
+and the features absorbed shows as a large drop in the score, which the
+revision's per-graph starts with the refinement's guard can hide. Its
+candidates are the decisions within :data:`SEARCH_BAND` of the level.
 """
 
 from __future__ import annotations
@@ -81,7 +88,7 @@ SEARCH_BAND = 3.0
 
 #: ``CREATOR(search_graph="auto")`` searches when the number of latents is in
 #: this range (and there are at least as many environments as latents).
-AUTO_SEARCH_LATENTS = (8, 15)
+AUTO_SEARCH_LATENTS = (8, 12)
 
 
 def sem_deviance(C: np.ndarray, covariances: np.ndarray, n_rows: np.ndarray,
@@ -242,10 +249,27 @@ def revise_graph(
     if 1 + len(candidates) > max_scores:
         info["stopped"] = "budget"
         return A, info
-    best = graph_score(B, covariances, n_rows, A, penalty)
-    info["scores"].append(best)
+    info["scores"].append(graph_score(B, covariances, n_rows, A, penalty))
     info["n_scores"] = 1
-    open_pairs = list(candidates)
+    A, trials = _greedy_flips(lambda G: graph_score(B, covariances, n_rows, G, penalty), A,
+                              list(candidates), info, max_scores)
+    if trials:  # stopped because no flip lowers the score
+        price = penalty * float(np.log(np.asarray(n_rows, dtype=float)).sum())
+        best = info["scores"][-1]
+        info["margins"] = [[j, i, float((t - best) / price)] for t, (j, i) in trials]
+    return A, info
+
+
+def _greedy_flips(score_of, A: np.ndarray, open_pairs: list, info: dict, max_scores: int,
+                  tol: float = 0.0) -> tuple[np.ndarray, list]:
+    """Flip, round by round, the open pair whose graph scores lowest while that is lower.
+
+    A flip must lower the last score in ``info["scores"]`` by more than
+    ``tol`` relative; ``info``'s ``"flips"``, ``"scores"``, ``"n_scores"``
+    and ``"stopped"`` are updated. Returns the graph and, when no flip lowered
+    the score, that round's ``(score, pair)`` trials (empty otherwise).
+    """
+    best = info["scores"][-1]
     while open_pairs:
         if info["n_scores"] + len(open_pairs) > max_scores:
             info["stopped"] = "budget"
@@ -255,17 +279,17 @@ def revise_graph(
         for j, i in open_pairs:
             A1 = A.copy()
             A1[j, i] = 1 - A1[j, i]
-            trials.append((graph_score(B, covariances, n_rows, A1, penalty), (j, i), A1))
-        score, pair, A1 = min(trials, key=lambda t: t[0])
-        if not score < best:
-            price = penalty * float(np.log(np.asarray(n_rows, dtype=float)).sum())
-            info["margins"] = [[j, i, float((t - best) / price)] for t, (j, i), _ in trials]
-            break
-        best, A = score, A1
+            trials.append((score_of(A1), (j, i)))
+        value, pair = min(trials, key=lambda t: t[0])
+        if not value < best - tol * max(1.0, abs(best)):
+            return A, trials
+        best = value
+        A = A.copy()
+        A[pair] = 1 - A[pair]
         open_pairs.remove(pair)
         info["flips"].append(list(pair))
         info["scores"].append(best)
-    return A, info
+    return A, []
 
 
 def search_graph(
@@ -319,25 +343,9 @@ def search_graph(
                          "for j < i).")
     open_pairs = ([(j, i) for j in range(d) for i in range(j + 1, d)] if pairs is None
                   else [(int(j), int(i)) for j, i in pairs])
-    start = np.eye(d)  # every graph from the fitted features themselves
-    best = _profiled(start, covariances, n_rows, A != 0, penalty, guard=False)
-    info: dict = {"flips": [], "scores": [best], "n_scores": 1, "stopped": "converged"}
-    while open_pairs:
-        if info["n_scores"] + len(open_pairs) > max_scores:
-            info["stopped"] = "budget"
-            break
-        info["n_scores"] += len(open_pairs)
-        trials = []
-        for j, i in open_pairs:
-            A1 = A.copy()
-            A1[j, i] = 1 - A1[j, i]
-            trials.append((_profiled(start, covariances, n_rows, A1 != 0, penalty, guard=False),
-                           (j, i), A1))
-        value, pair, A1 = min(trials, key=lambda t: t[0])
-        if not value < best - 1e-8 * max(1.0, abs(best)):
-            break
-        best, A = value, A1
-        open_pairs.remove(pair)
-        info["flips"].append(list(pair))
-        info["scores"].append(best)
+    def score_of(G):  # every graph from the fitted features themselves
+        return _profiled(np.eye(d), covariances, n_rows, G != 0, penalty, guard=False)
+
+    info: dict = {"flips": [], "scores": [score_of(A)], "n_scores": 1, "stopped": "converged"}
+    A, _ = _greedy_flips(score_of, A, open_pairs, info, max_scores, tol=1e-8)
     return A, info

@@ -365,6 +365,19 @@ def test_fit_revise_graph_reaches_the_estimator(csv_file, tmp_path):
     assert CREATOR.load(tmp_path / "plain" / "model.npz").revise_graph is False
 
 
+def test_fit_search_graph_reaches_the_estimator(csv_file, tmp_path):
+    assert main(_args(csv_file, tmp_path / "out", "--search-graph")) == 0
+    diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
+    assert set(diag["graph_search"]) == {"candidates", "flips", "scores", "n_scores", "stopped"}
+    assert CREATOR.load(tmp_path / "out" / "model.npz").search_graph is True
+    assert main(_args(csv_file, tmp_path / "default")) == 0
+    default = json.loads((tmp_path / "default" / "diagnostics.json").read_text())
+    assert default["graph_search"] is None  # few latents: not even "auto" searches
+    assert CREATOR.load(tmp_path / "default" / "model.npz").search_graph == CREATOR(2).search_graph
+    assert main(_args(csv_file, tmp_path / "plain", "--no-search-graph")) == 0
+    assert CREATOR.load(tmp_path / "plain" / "model.npz").search_graph is False
+
+
 def test_fit_order_branches_reaches_the_estimator(csv_file, tmp_path, capsys):
     assert main(_args(csv_file, tmp_path / "out", "--order-branches", "1")) == 0
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())

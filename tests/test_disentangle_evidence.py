@@ -40,13 +40,15 @@ def test_spurious_surrounding_parent_is_down_weighted():
     # surrounding parent of 6; the default returns mostly feature 1 for node 6
     # and the LocR^2 matching swaps labels (SHD 12). The graph is the same.
     # (The graph revision removes the spurious edge, so it is off here; the
-    # ordering's branches are off too: the scenario is the disentanglement's.)
+    # ordering's branches and the graph search are off too: the scenario is the
+    # disentanglement's.)
     sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=6)
     out = {}
     for dis in ("subspace", "evidence"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = CREATOR(10, disentangle=dis, revise_graph=False, order_branches=0,
+                            search_graph=False,
                             random_state=6).fit(sim.X)
         out[dis] = metrics.evaluate_model(model, sim)
     assert out["subspace"]["shd"] >= 10
@@ -59,10 +61,12 @@ def test_default_is_the_evidence_weighting_and_the_paper_preset_is_not():
     sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # without the ordering's branches (a third of the time; not the subject)
-        a = CREATOR(10, order_branches=0, random_state=6).fit(sim.X)
-        b = CREATOR(10, disentangle="evidence", order_branches=0, random_state=6).fit(sim.X)
-        c = CREATOR(10, disentangle="subspace", order_branches=0, random_state=6).fit(sim.X)
+        # without the ordering's branches and the search (not the subject)
+        a = CREATOR(10, order_branches=0, search_graph=False, random_state=6).fit(sim.X)
+        b = CREATOR(10, disentangle="evidence", order_branches=0, search_graph=False,
+                    random_state=6).fit(sim.X)
+        c = CREATOR(10, disentangle="subspace", order_branches=0, search_graph=False,
+                    random_state=6).fit(sim.X)
     np.testing.assert_array_equal(a.components_, b.components_)
     assert not np.allclose(a.components_, c.components_)
     assert CREATOR.paper(10).disentangle == "subspace"

@@ -104,3 +104,18 @@ def test_mends_the_missed_edges_of_a_d10_fit():
     assert sorted([q["parent"], q["child"]] for q in searched) == sorted(rec["flips"])
     assert all(q["edge"] == bool(fits[True].adjacency_matrix_[q["parent"], q["child"]])
                for q in searched)
+
+
+@pytest.mark.slow
+def test_auto_searches_from_eight_latents_with_enough_environments():
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for d, K in [(7, 7), (8, 8), (8, 6)]:
+            sim = simulate(d, K, 800, random_state=3)
+            fits[d, K] = CREATOR(d, order_branches=0, search_graph="auto",
+                                 random_state=3).fit(sim.X)
+    assert fits[7, 7].diagnostics_["graph_search"] is None
+    assert fits[8, 6].diagnostics_["graph_search"] is None  # fewer environments than latents
+    rec = fits[8, 8].diagnostics_["graph_search"]
+    assert rec is not None and rec["n_scores"] >= 1

@@ -20,6 +20,7 @@ def test_settings_are_the_resolved_parameters_without_the_seed():
     expected.pop("random_state")
     expected["numerics"] = zoo.NUMERICS  # the fit's numerics revision
     del expected["order_branches"]  # "auto" takes no branches at d = 5 (next test)
+    del expected["search_graph"]  # nor searches
     assert settings == json.loads(json.dumps(expected, default=repr))
     assert json.loads(zoo.settings_of(5))["disentangle"] == CREATOR(5).disentangle
 
@@ -32,6 +33,16 @@ def test_settings_without_branches_match_rows_from_before_the_parameter():
     assert zoo.settings_of(10, {"order_branches": 0}) != zoo.settings_of(10)
     assert json.loads(zoo.settings_of(10))["order_branches"] == "auto"
     assert json.loads(zoo.settings_of(5, {"order_branches": 2}))["order_branches"] == 2
+
+
+def test_settings_without_the_graph_search_match_rows_from_before_the_parameter():
+    assert "search_graph" not in json.loads(zoo.settings_of(5))
+    assert zoo.settings_of(5) == zoo.settings_of(5, {"search_graph": False})
+    assert zoo.settings_of(10, {"search_graph": False}) != zoo.settings_of(
+        10, {"search_graph": "auto"})
+    assert json.loads(zoo.settings_of(10, {"search_graph": "auto"}))["search_graph"] == "auto"
+    assert zoo.settings_of(5, {"search_graph": "auto"}) == zoo.settings_of(5)
+    assert json.loads(zoo.settings_of(5, {"search_graph": True}))["search_graph"] is True
 
 
 def test_rows_of_earlier_numerics_are_not_current():
