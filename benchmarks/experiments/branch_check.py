@@ -67,13 +67,18 @@ def summary(paths: list[str]) -> None:
         cpu = sum(r["branches"]["cpu"] for r in rs) / sum(r["default"]["cpu"] for r in rs)
         print(f"| {name} | {len(rs)} | {a:.3f} | {b:.3f} | {diff:+.3f} ({se:.3f}) | "
               f"{better} / {worse} | {order} | {cpu:.2f}x |")
-    for cell, rs in groups.items():
-        if "d10" in cell or "d15" in cell:
-            for name in SETTINGS:
-                blocks = " / ".join(f"{np.mean([r[name]['shd'] for r in rs[i:i + 20]]):.2f}"
-                                    for i in range(0, len(rs), 20))
-                print(f"{cell}, {name}: blocks of 20: {blocks}")
-    for name in SETTINGS:
+    blocks_and_flags(rows, list(SETTINGS), [c for c in groups if "d10" in c or "d15" in c])
+
+
+def blocks_and_flags(rows: list[dict], names: list[str], cells: list[str]) -> None:
+    """Print each setting's mean SHD per block of 20 data sets of ``cells``, and its flags."""
+    for cell in cells:
+        rs = [r for r in rows if r["cell"] == cell]
+        for name in names:
+            blocks = " / ".join(f"{np.mean([r[name]['shd'] for r in rs[i:i + 20]]):.2f}"
+                                for i in range(0, len(rs), 20))
+            print(f"{cell}, {name}: blocks of 20: {blocks}")
+    for name in names:
         wrong = [r[name] for r in rows if r[name]["shd"] >= 2]
         right = [r[name] for r in rows if r[name]["shd"] <= 1]
         print(f"{name}: SHD >= 2 flagged {sum(f['flagged'] for f in wrong)}/{len(wrong)}, "

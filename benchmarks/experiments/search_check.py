@@ -23,6 +23,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import revise_default_check  # noqa: E402
+from branch_check import blocks_and_flags  # noqa: E402
 from branch_probe import data_sets  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
@@ -55,17 +56,7 @@ def summary(paths: list[str]) -> None:
         print(f"| {cell} | {len(rs)} | {a.mean():.3f} | {b.mean():.3f} | {diff.mean():+.3f} "
               f"({se:.3f}) | {int(np.sum(diff < 0))} / {int(np.sum(diff > 0))} | {order} | "
               f"{cpu:.2f}x |")
-    for cell in cells:
-        rs = [r for r in rows if r["cell"] == cell]
-        for name in SETTINGS:
-            blocks = " / ".join(f"{np.mean([r[name]['shd'] for r in rs[i:i + 20]]):.2f}"
-                                for i in range(0, len(rs), 20))
-            print(f"{cell}, {name}: blocks of 20: {blocks}")
-    for name in SETTINGS:
-        wrong = [r[name] for r in rows if r[name]["shd"] >= 2]
-        right = [r[name] for r in rows if r[name]["shd"] <= 1]
-        print(f"{name}: SHD >= 2 flagged {sum(f['flagged'] for f in wrong)}/{len(wrong)}, "
-              f"SHD <= 1 flagged {sum(f['flagged'] for f in right)}/{len(right)}")
+    blocks_and_flags(rows, list(SETTINGS), cells)
 
 
 if __name__ == "__main__":
