@@ -21,12 +21,15 @@ variant the final SHD, the flips, the graphs scored and the seconds. Usage::
     python fitted_revision_probe.py summary OUT.jsonl [...]
 
 SET as in ``branch_probe.py``; VARIANTS comma-separated (default: all of them).
+``run-chosen`` fits with the defaults' branches instead (``search_graph=False``),
+so the greedy flips search only the model the branches' scores chose.
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import branch_probe as bp  # noqa: E402
 
+from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
 from creator_plugin.revision import REVISION_PENALTY, _profiled  # noqa: E402
 
@@ -80,11 +84,24 @@ def greedy(model, band: float | None, A, Y) -> dict:
             "cpu": time.process_time() - start}
 
 
-def run(which: str, first: int, count: int, out: str, variants: list[str] | None = None) -> None:
+def _fit_branched(d: int, seed: int, X, A, Y) -> tuple[dict, object]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        model = CREATOR(d, random_state=seed, search_graph=False).fit(X)
+        cpu = time.process_time() - start
+    s = score(A, Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
+    issues = (model.diagnostics_.get("quality") or {}).get("issues", [])
+    return ({"shd": int(s["shd"]), "correct_order": bool(s["correct_order"]),
+             "flagged": bool(issues), "cpu": cpu}, model)
+
+
+def run(which: str, first: int, count: int, out: str, variants: list[str] | None = None,
+        branched: bool = False) -> None:
     with open(out, "a") as fh:
         for seed in range(first, first + count):
             for cell, d, X, A, Y in bp.data_sets(which, seed):
-                base, model = bp.fit(d, seed, X, A, Y)
+                base, model = (_fit_branched if branched else bp.fit)(d, seed, X, A, Y)
                 row = {"set": which, "cell": cell, "seed": seed,
                        "base": {k: base[k] for k in ("shd", "correct_order", "flagged", "cpu")}}
                 for name in variants or list(VARIANTS):
@@ -114,9 +131,10 @@ def summary(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) in (6, 7) and sys.argv[1] == "run":
+    if len(sys.argv) in (6, 7) and sys.argv[1] in ("run", "run-chosen"):
         run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
-            sys.argv[6].split(",") if len(sys.argv) == 7 else None)
+            sys.argv[6].split(",") if len(sys.argv) == 7 else None,
+            branched=sys.argv[1] == "run-chosen")
     elif len(sys.argv) >= 3 and sys.argv[1] == "summary":
         summary(sys.argv[2:])
     else:
