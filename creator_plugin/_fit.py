@@ -49,7 +49,7 @@ from .pruning import (
     standardised_coefficients,
 )
 from .quality import ISSUE_KINDS, assess_fit, order_levels
-from .revision import SEARCH_BAND, fitted_score, revise_graph, search_graph
+from .revision import SEARCH_BAND, fitted_score, near_level, revise_graph, search_graph
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -367,17 +367,20 @@ def _structure(stage: OrderingStage, config: FitConfig, threshold: float, *,
     components, order, entangled, refinement, C = _disentangle_stage(
         stage, config, adjacency, tested, scales, moments)
     n_rows = np.array([x.shape[0] for x in stage.reduced])
+    searches = config.searches(K)
     S = (_likelihood_covariances(stage, scales[0], moments[1], n_rows)
-         if score or config.searches(K) else None)
-    search = None
-    if config.searches(K):
+         if score or searches else None)
+    search = value = None
+    if searches:
         adjacency, decisions, search = _search_stage(
             np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency, decisions)
         if search["flips"]:
             components, order, entangled, refinement, C = _disentangle_stage(
                 stage, config, adjacency, tested, scales, moments)
-    value = (fitted_score(np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency)
-             if score else None)
+        else:  # the search's first score is this model's fitted score
+            value = search["scores"][0]
+    if score and value is None:
+        value = fitted_score(np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency)
     return _Structure(stage, adjacency, decisions, tested, revision, search, components, order,
                       entangled, refinement, value)
 
@@ -389,15 +392,10 @@ def _search_stage(covariances, n_rows, adjacency, decisions):
     flipped pair also carries ``"searched": True``) and the search's record
     (:func:`creator_plugin.revision.search_graph`).
     """
-    pairs = [(q["parent"], q["child"]) for q in decisions
-             if q["threshold"] / SEARCH_BAND <= q["statistic"] <= q["threshold"] * SEARCH_BAND]
+    pairs = near_level(decisions, SEARCH_BAND)
     searched, info = search_graph(covariances, n_rows, adjacency, pairs=pairs)
-    flipped = {tuple(pair) for pair in info["flips"]}
-    decisions = [
-        {**q, "edge": bool(searched[q["parent"], q["child"]]),
-         **({"searched": True} if (q["parent"], q["child"]) in flipped else {})}
-        for q in decisions]
-    return searched, decisions, {"candidates": [list(p) for p in pairs], **info}
+    return (searched, _flipped(decisions, searched, info["flips"], "searched"),
+            {"candidates": [list(p) for p in pairs], **info})
 
 
 def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
@@ -495,12 +493,15 @@ def _revise_stage(stage: OrderingStage, adjacency, decisions, scales, scatters):
     n_rows = np.array([x.shape[0] for x in X_red])
     covs = _likelihood_covariances(stage, alphas, scatters, n_rows)
     revised, info = revise_graph(B, covs, n_rows, adjacency, decisions)
-    flipped = {tuple(pair) for pair in info["flips"]}
-    decisions = [
-        {**q, "edge": bool(revised[q["parent"], q["child"]]),
-         **({"revised": True} if (q["parent"], q["child"]) in flipped else {})}
-        for q in decisions]
-    return revised, decisions, info
+    return revised, _flipped(decisions, revised, info["flips"], "revised"), info
+
+
+def _flipped(decisions: list[dict], adjacency, flips: list, mark: str) -> list[dict]:
+    """The decisions with ``"edge"`` read from ``adjacency`` and ``mark: True`` on the flips."""
+    flips = {tuple(pair) for pair in flips}
+    return [{**q, "edge": bool(adjacency[q["parent"], q["child"]]),
+             **({mark: True} if (q["parent"], q["child"]) in flips else {})}
+            for q in decisions]
 
 
 def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, tested, scales,

@@ -81,7 +81,7 @@ REVISION_MAX_SCORES = 60
 #: that would exceed it is not started.
 SEARCH_MAX_SCORES = 400
 
-#: ``CREATOR(search_graph=...)`` lets flip the pairs whose pruning statistic
+#: ``CREATOR(search_graph=...)`` may flip the pairs whose pruning statistic
 #: lies within this factor of the level (the revision's band is
 #: :data:`REVISION_BAND`).
 SEARCH_BAND = 3.0
@@ -186,6 +186,13 @@ def fitted_score(covariances: np.ndarray, n_rows: np.ndarray, adjacency: np.ndar
     return _profiled(np.eye(A.shape[0]), covariances, n_rows, A, penalty, guard=False)
 
 
+def near_level(decisions: list[dict], band: float) -> list[tuple[int, int]]:
+    """``(parent, child)`` of the decisions whose statistic is within a factor ``band`` of
+    the level."""
+    return [(int(q["parent"]), int(q["child"])) for q in decisions
+            if q["threshold"] / band <= q["statistic"] <= q["threshold"] * band]
+
+
 def revise_graph(
     B: np.ndarray,
     covariances: np.ndarray,
@@ -239,8 +246,7 @@ def revise_graph(
     if max_scores < 1:
         raise ValueError(f"max_scores must be at least 1, got {max_scores!r}.")
     A = (np.asarray(adjacency) != 0).astype(int)
-    candidates = [(int(q["parent"]), int(q["child"])) for q in decisions
-                  if q["threshold"] / band <= q["statistic"] <= q["threshold"] * band]
+    candidates = near_level(decisions, band)
     info: dict = {"candidates": [list(c) for c in candidates], "flips": [], "scores": [],
                   "margins": [], "n_scores": 0, "stopped": "no candidates"}
     if not candidates:

@@ -40,12 +40,17 @@ def _paired(rows: list[dict]) -> tuple[float, float, float, float, int, int]:
     return a.mean(), b.mean(), diff.mean(), se, int(np.sum(diff < 0)), int(np.sum(diff > 0))
 
 
-def summary(paths: list[str]) -> None:
+def compared_rows(paths: list[str]) -> list[dict]:
+    """The rows of ``paths``; the data sets the fit refused are printed and left out."""
     rows = [json.loads(line) for p in paths for line in open(p)]
     for r in rows:
         if "failed" in r:
             print(f"refused: {r['cell']} seed {r['seed']}: {r['failed'][:120]}")
-    rows = [r for r in rows if "failed" not in r]
+    return [r for r in rows if "failed" not in r]
+
+
+def summary(paths: list[str]) -> None:
+    rows = compared_rows(paths)
     print("| cell | data sets | default | branches | difference (SE) | better / worse "
           "| correct order | CPU ratio |")
     print("|---|---|---|---|---|---|---|---|")

@@ -14,7 +14,6 @@ set the fit refuses is kept apart as ``failed``.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import revise_default_check  # noqa: E402
-from branch_check import blocks_and_flags  # noqa: E402
+from branch_check import blocks_and_flags, compared_rows  # noqa: E402
 from branch_probe import data_sets  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
@@ -35,11 +34,7 @@ def run(which: str, first: int, count: int, out: str) -> None:
 
 
 def summary(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in open(p)]
-    for r in rows:
-        if "failed" in r:
-            print(f"refused: {r['cell']} seed {r['seed']}: {r['failed'][:120]}")
-    rows = [r for r in rows if "failed" not in r]
+    rows = compared_rows(paths)
     print("| cell | data sets | off | search | difference (SE) | better / worse "
           "| correct order | CPU ratio |")
     print("|---|---|---|---|---|---|---|---|")
