@@ -42,7 +42,7 @@ from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
 from creator_plugin.revision import REVISION_PENALTY  # noqa: E402
 
-MARGINS = (0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, np.inf)
+MARGINS = (0.0, 1.0, 3.0, 5.0, 10.0, 30.0, 100.0, 300.0, np.inf)
 ORIGINAL_STRUCTURE, ORIGINAL_MODELS = _fit._structure, _fit._models
 
 
