@@ -133,7 +133,8 @@ def summary(paths: list[str]) -> None:
     print(f"{len(rows)} data sets; the M = 0 rule differs from the fit's own SHD in "
           f"{len(mismatch)}: {mismatch}")
     base = np.array([r["branches"][kept(r, 0.0)]["shd"] for r in rows])
-    print("| margin (edge prices) | mean SHD | better / worse than M = 0 | wrong orders | seeds changed |")
+    print("| margin (edge prices) | mean SHD | better / worse than M = 0 | wrong orders "
+          "| seeds changed |")
     print("|---|---|---|---|---|")
     for m in MARGINS:
         ks = [kept(r, m) for r in rows]
