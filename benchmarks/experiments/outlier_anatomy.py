@@ -16,7 +16,7 @@ default fit and:
   pooled SDs) and its share of the row's sum of those, and the true latents
   that dominate two or more features (``shared_dominant``).
 
-One row per seed::
+One row per seed (seeds already in OUT are skipped)::
 
     OMP_NUM_THREADS=1 python outlier_anatomy.py SET SEED [SEED ...] OUT.jsonl
 
@@ -74,8 +74,13 @@ def row(which: str, seed: int) -> dict:
 
 
 if __name__ == "__main__":
-    which, seeds, out = sys.argv[1], [int(s) for s in sys.argv[2:-1]], sys.argv[-1]
-    with Path(out).open("a") as fh:
+    which, seeds, out = sys.argv[1], [int(s) for s in sys.argv[2:-1]], Path(sys.argv[-1])
+    done = set()
+    if out.exists():  # rows already there are kept, not fitted again
+        done = {(r["set"], r["seed"]) for r in map(json.loads, out.read_text().splitlines())}
+    with out.open("a") as fh:
         for seed in seeds:
+            if (which, seed) in done:
+                continue
             fh.write(json.dumps(row(which, seed)) + "\n")
             fh.flush()
