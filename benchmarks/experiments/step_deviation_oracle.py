@@ -116,6 +116,11 @@ def run_block(which: str, first: int, count: int, level: float, out: str) -> Non
 def _deviations(d, seed, X, A, Y) -> dict:
     base = one_fit(d, seed, X, A, Y, None)
     steps, _ = base.pop("_steps"), base.pop("_model")
+    return {"base": base, "deviations": _every_deviation(d, seed, X, A, Y, steps)}
+
+
+def _every_deviation(d, seed, X, A, Y, steps) -> list[dict]:
+    """The fit with each step's second and third re-estimated direction taken."""
     out = []
     for st in steps:
         n = len(st.get("refined_scores") or [])
@@ -124,7 +129,7 @@ def _deviations(d, seed, X, A, Y) -> dict:
                 dev = one_fit(d, seed, X, A, Y, {st["step"]: r})
                 dev.pop("_steps"), dev.pop("_model")
                 out.append({"step": st["step"], "rank": r, **dev})
-    return {"base": base, "deviations": out}
+    return out
 
 
 def run(which: str, seeds: list[int], out: str) -> None:
@@ -138,14 +143,7 @@ def run(which: str, seeds: list[int], out: str) -> None:
                 ica = ica_agreement(model.latents_, random_state=seed)
                 calls = {step: (ratio, rank) for ratio, step, rank in close_calls(steps)}
                 order = sorted(calls, key=lambda s: calls[s][0])
-                deviations = []
-                for st in steps:
-                    n = len(st.get("refined_scores") or [])
-                    for r in (1, 2):
-                        if r < n:
-                            dev = one_fit(d, seed, X, A, Y, {st["step"]: r})
-                            dev.pop("_steps"), dev.pop("_model")
-                            deviations.append({"step": st["step"], "rank": r, **dev})
+                deviations = _every_deviation(d, seed, X, A, Y, steps)
                 dis = np.array(ica["disagreement"])
                 row = {"set": which, "cell": cell, "seed": seed, "base": base,
                        "close_call_rank": {str(s): order.index(s) for s in order},
