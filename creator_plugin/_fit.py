@@ -49,7 +49,14 @@ from .pruning import (
     standardised_coefficients,
 )
 from .quality import ISSUE_KINDS, assess_fit, order_levels
-from .revision import SEARCH_BAND, fitted_score, near_level, revise_graph, search_graph
+from .revision import (
+    REVISION_GTOL,
+    SEARCH_BAND,
+    fitted_score,
+    near_level,
+    revise_graph,
+    search_graph,
+)
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
@@ -529,10 +536,11 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
         raw = feature_sd * paper_scales(noises, reference)
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
-        C = disentangling_matrix(B, adjacency, evidence=config.disentangle == "evidence")
+        C = disentangling_matrix(B, adjacency, evidence=config.disentangle != "subspace")
         if config.disentangle == "likelihood":
             C, refinement = refine_disentangling(
-                C, _likelihood_covariances(stage, alphas, scatters, n_rows), n_rows, adjacency)
+                C, _likelihood_covariances(stage, alphas, scatters, n_rows), n_rows, adjacency,
+                method="BFGS", gtol=REVISION_GTOL)
     C = orient_and_scale(C, gram, np.sum(scatters, axis=0), int(n_rows.sum()))
     components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
     keep = config.keep_features
