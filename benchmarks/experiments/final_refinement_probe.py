@@ -76,7 +76,10 @@ def row(which: str, seed: int) -> dict:
                for k in ("shd", "locr2", "correct_order")}}
 
 
-def run(which: str, first: int, count: int, out: str) -> None:
+def run(which: str, first: int, count: int, out: str, row_of=None) -> None:
+    """Append ``row_of(which, seed)`` (default: this probe's row) for every seed not
+    already in ``out``."""
+    row_of = row_of or row
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = set()
@@ -86,7 +89,7 @@ def run(which: str, first: int, count: int, out: str) -> None:
     with path.open("a") as fh:
         for seed in range(first, first + count):
             if (which, seed) not in done:
-                fh.write(json.dumps(row(which, seed)) + "\n")
+                fh.write(json.dumps(row_of(which, seed)) + "\n")
                 fh.flush()
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import final_refinement_probe as frp  # noqa: E402
 from final_refinement_probe import data  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
@@ -50,17 +51,7 @@ def row(which: str, seed: int) -> dict:
 
 
 def run(which: str, first: int, count: int, out: str) -> None:
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if path.exists():
-        done = {(json.loads(x)["set"], json.loads(x)["seed"])
-                for x in path.read_text().splitlines()}
-    with path.open("a") as fh:
-        for seed in range(first, first + count):
-            if (which, seed) not in done:
-                fh.write(json.dumps(row(which, seed)) + "\n")
-                fh.flush()
+    frp.run(which, first, count, out, row_of=row)
 
 
 def summary(paths: list[str]) -> None:
