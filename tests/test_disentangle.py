@@ -156,17 +156,23 @@ def test_likelihood_falls_back_to_the_intersection_when_an_edge_was_missed():
     assert ev.diagnostics_["disentangle"] is None
 
 
+def _same_graph_both_ways(seed, other):
+    """d = K = 10, n = 2000 fitted with ``"likelihood"`` and ``other``: both graphs
+    must be equal; returns the two evaluations and the likelihood fit."""
+    sim, lik = _fit(seed, 10, 2000, "likelihood")
+    _, alt = _fit(seed, 10, 2000, other)
+    np.testing.assert_array_equal(lik.adjacency_matrix_, alt.adjacency_matrix_)
+    return [metrics.evaluate(sim.adjacency, sim.Y, m.adjacency_matrix_, m.latents_)
+            for m in (lik, alt)], lik
+
+
 @pytest.mark.slow
 def test_likelihood_fixes_features_mixed_by_chains_of_large_weights():
     # d = K = 10, n = 2000, seed 8 (a seed used to choose the level): the graph is right in
     # both fits, but the subspace intersection leaves two features far from
     # their nodes (LocR^2 0.75 and 0.78), which the metric's matching turns
     # into 5 SHD; the likelihood refinement recovers them.
-    sim, lik = _fit(8, 10, 2000, "likelihood")
-    _, sub = _fit(8, 10, 2000, "subspace")
-    ev_l = metrics.evaluate(sim.adjacency, sim.Y, lik.adjacency_matrix_, lik.latents_)
-    ev_s = metrics.evaluate(sim.adjacency, sim.Y, sub.adjacency_matrix_, sub.latents_)
-    np.testing.assert_array_equal(lik.adjacency_matrix_, sub.adjacency_matrix_)
+    (ev_l, ev_s), _ = _same_graph_both_ways(8, "subspace")
     assert ev_s["shd"] >= 5 and ev_l["shd"] == 0
     assert ev_l["locr2"] > 0.99 > ev_s["locr2"]
 
@@ -177,11 +183,7 @@ def test_likelihood_mends_a_feature_that_carries_another_latent():
     # the true one up to relabelling, but one feature carries a fixed share of
     # another latent, so the metric's matching relabels it (SHD 13). The same
     # graph with features refined by its likelihood matches the truth.
-    sim, lik = _fit(92002, 10, 2000, "likelihood")
-    _, ev = _fit(92002, 10, 2000, "evidence")
-    ev_l = metrics.evaluate(sim.adjacency, sim.Y, lik.adjacency_matrix_, lik.latents_)
-    ev_e = metrics.evaluate(sim.adjacency, sim.Y, ev.adjacency_matrix_, ev.latents_)
-    np.testing.assert_array_equal(lik.adjacency_matrix_, ev.adjacency_matrix_)
+    (ev_l, ev_e), lik = _same_graph_both_ways(92002, "evidence")
     assert ev_e["shd"] >= 10 and ev_l["shd"] == 0
     assert lik.diagnostics_["disentangle"]["kept"]
 
