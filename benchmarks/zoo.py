@@ -43,6 +43,7 @@ import numpy as np
 
 from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
+from creator_plugin.disentangle import AUTO_LIKELIHOOD_LATENTS
 from creator_plugin.ordering import AUTO_BRANCH_LATENTS
 from creator_plugin.revision import AUTO_SEARCH_LATENTS
 from creator_plugin.simulation import simulate_family
@@ -87,6 +88,9 @@ def _settings(d: int, params_key: str) -> str:
     if resolved["search_graph"] is False or (
             resolved["search_graph"] == "auto" and not low <= d <= high):
         del resolved["search_graph"]  # likewise: no search
+    low, high = AUTO_LIKELIHOOD_LATENTS
+    if resolved["disentangle"] == "auto" and not low <= d <= high:
+        resolved["disentangle"] = "evidence"  # likewise: the default before "auto"
     resolved["numerics"] = NUMERICS
     return json.dumps(resolved, sort_keys=True, default=repr)
 

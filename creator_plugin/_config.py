@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
+from .disentangle import AUTO_LIKELIHOOD_LATENTS
 from .ordering import AUTO_BRANCH_LATENTS, AUTO_ORDER_BRANCHES
 from .revision import AUTO_SEARCH_LATENTS, REVISION_MIN_ENVIRONMENTS
 
@@ -64,7 +65,7 @@ class FitConfig:
     n_refine: int = 3
     refine_min_sources: int = 4
     polish: bool = True
-    disentangle: str = "evidence"
+    disentangle: str = "auto"
     pruning: str = "residual"
     revise_graph: bool | str = "auto"
     order_branches: int | str = "auto"
@@ -172,6 +173,21 @@ class FitConfig:
             return (self.pruning == "residual" and low <= self.n_latent <= high
                     and n_environments >= self.n_latent)
         return bool(self.search_graph)
+
+    def disentangling(self, n_environments: int) -> str:
+        """The disentanglement of a fit of ``n_environments``: ``"auto"`` resolved.
+
+        ``"auto"`` is ``"likelihood"`` with the residual rule when the number
+        of latents is in :data:`creator_plugin.disentangle.AUTO_LIKELIHOOD_LATENTS`
+        and there are at least as many environments as latents, and
+        ``"evidence"`` otherwise.
+        """
+        if self.disentangle == "auto":
+            low, high = AUTO_LIKELIHOOD_LATENTS
+            wanted = (self.pruning == "residual" and low <= self.n_latent <= high
+                      and n_environments >= self.n_latent)
+            return "likelihood" if wanted else "evidence"
+        return self.disentangle
 
     def replace(self, **changes) -> FitConfig:
         """A copy with some fields changed (:func:`dataclasses.replace`)."""

@@ -536,8 +536,9 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, teste
         raw = feature_sd * paper_scales(noises, reference)
         C = raw[:, None] * disentangling_matrix(tested, adjacency)
     else:
-        C = disentangling_matrix(B, adjacency, evidence=config.disentangle != "subspace")
-        if config.disentangle == "likelihood":
+        method = config.disentangling(len(X_red))
+        C = disentangling_matrix(B, adjacency, evidence=method != "subspace")
+        if method == "likelihood":
             C, refinement = refine_disentangling(
                 C, _likelihood_covariances(stage, alphas, scatters, n_rows), n_rows, adjacency,
                 method="BFGS", gtol=REVISION_GTOL)

@@ -9,7 +9,7 @@ from ._bfgs import minimize_bfgs
 
 __all__ = [
     "surrounded_sets", "parent_subspaces", "subspace_residuals", "disentangling_matrix",
-    "refine_disentangling", "orient_and_scale", "LATER_WEIGHT_LEVEL",
+    "refine_disentangling", "orient_and_scale", "LATER_WEIGHT_LEVEL", "AUTO_LIKELIHOOD_LATENTS",
 ]
 
 #: ``CREATOR(disentangle="likelihood")`` keeps the subspace intersection when a
@@ -21,6 +21,15 @@ __all__ = [
 #: on simulated data set aside for choosing it, from a true edge the pruning had
 #: missed, which the likelihood absorbs by mixing features.
 LATER_WEIGHT_LEVEL = 1.0
+
+#: ``CREATOR(disentangle="auto")`` refines the features by the likelihood of
+#: their graph (``"likelihood"``) when the number of latents is in this closed
+#: range and there are at least as many environments as latents, and takes the
+#: evidence-weighted intersection (``"evidence"``) otherwise. The range is the
+#: one checked on fresh simulated data (d = 8, 10 and 12; docs: accuracy,
+#: "Features refined by the likelihood of their graph"); at d = 5 the
+#: refinement made features worse on the data used to design it.
+AUTO_LIKELIHOOD_LATENTS = (8, 12)
 
 
 def surrounded_sets(adjacency: np.ndarray) -> list[set[int]]:
@@ -45,7 +54,7 @@ def _unit_rows(B: np.ndarray, j: int) -> np.ndarray:
 
 
 def parent_subspaces(B: np.ndarray, adjacency: np.ndarray) -> list[np.ndarray]:
-    """Orthonormal basis (d, |pa(j)|+1) of ``V_j`` = span of the rows ``B[k][j, :]``.
+    """Orthonormal basis ``(d, |pa(j)| + 1)`` of ``V_j`` = span of the rows ``B[k][j, :]``.
 
     Rows are normalised to unit length before the SVD so that environments
     with large noise scales do not dominate the subspace estimate.

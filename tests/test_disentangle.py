@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin._config import FitConfig
 from creator_plugin.disentangle import (
+    AUTO_LIKELIHOOD_LATENTS,
     LATER_WEIGHT_LEVEL,
     _node_precisions,
     refine_disentangling,
@@ -154,6 +156,39 @@ def test_likelihood_falls_back_to_the_intersection_when_an_edge_was_missed():
     assert info["later_weight"] > LATER_WEIGHT_LEVEL and not info["kept"]
     np.testing.assert_allclose(lik.components_, ev.components_)
     assert ev.diagnostics_["disentangle"] is None
+
+
+LOW, HIGH = AUTO_LIKELIHOOD_LATENTS
+
+
+@pytest.mark.parametrize("d, K, pruning, expected", [
+    (LOW, LOW, "residual", "likelihood"),
+    (HIGH, HIGH + 3, "residual", "likelihood"),
+    (LOW - 1, 20, "residual", "evidence"),
+    (HIGH + 1, 20, "residual", "evidence"),
+    (LOW, LOW - 1, "residual", "evidence"),  # fewer environments than latents
+    (LOW, LOW, "rank", "evidence"),
+])
+def test_auto_refines_in_its_range_of_latents_with_enough_environments(d, K, pruning, expected):
+    assert FitConfig(d, pruning=pruning).disentangling(K) == expected  # "auto" by default
+    for chosen in ("evidence", "subspace", "likelihood"):
+        assert FitConfig(d, disentangle=chosen, pruning=pruning).disentangling(K) == chosen
+
+
+def test_the_default_refines_at_d_8_and_not_with_fewer_environments():
+    # The same data with 8 and 7 environments: the default refines (and records
+    # the refinement) only in the first; in the second it is the intersection.
+    sim = simulate(LOW, LOW, 500, random_state=0)
+    runs = [("auto", {}, sim.X), ("fewer", {}, sim.X[:-1]),
+            ("fewer_evidence", {"disentangle": "evidence"}, sim.X[:-1])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = {name: CREATOR(LOW, quality=False, order_branches=0, search_graph=False,
+                              random_state=0, **kw).fit(X) for name, kw, X in runs}
+    assert fits["auto"].diagnostics_["disentangle"] is not None
+    assert fits["fewer"].diagnostics_["disentangle"] is None
+    np.testing.assert_array_equal(fits["fewer"].components_,
+                                  fits["fewer_evidence"].components_)
 
 
 def _same_graph_both_ways(seed, other):

@@ -56,17 +56,22 @@ def test_spurious_surrounding_parent_is_down_weighted():
     assert out["evidence"]["locr2"] > out["subspace"]["locr2"] + 0.05
 
 
-def test_default_is_the_evidence_weighting_and_the_paper_preset_is_not():
-    # d = K = 10 tuning seed 6 (above), where the two choices differ.
+def test_default_at_d_10_is_the_likelihood_refinement_of_the_evidence_weighting():
+    # d = K = 10 tuning seed 6 (above), where the intersections differ. The
+    # default ("auto") refines by the likelihood at d = 10, from the
+    # evidence-weighted start, and so is not the paper's intersection.
     sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=6)
+    fits = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # without the ordering's branches and the search (not the subject)
-        a = CREATOR(10, order_branches=0, search_graph=False, random_state=6).fit(sim.X)
-        b = CREATOR(10, disentangle="evidence", order_branches=0, search_graph=False,
-                    random_state=6).fit(sim.X)
-        c = CREATOR(10, disentangle="subspace", order_branches=0, search_graph=False,
-                    random_state=6).fit(sim.X)
+        for name, kw in [("default", {}), ("likelihood", {"disentangle": "likelihood"}),
+                         ("subspace", {"disentangle": "subspace"})]:
+            fits[name] = CREATOR(10, order_branches=0, search_graph=False, random_state=6,
+                                 **kw).fit(sim.X)
+    a, b, c = fits["default"], fits["likelihood"], fits["subspace"]
     np.testing.assert_array_equal(a.components_, b.components_)
+    assert a.diagnostics_["disentangle"] is not None
+    assert c.diagnostics_["disentangle"] is None
     assert not np.allclose(a.components_, c.components_)
     assert CREATOR.paper(10).disentangle == "subspace"

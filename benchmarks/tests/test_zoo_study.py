@@ -21,8 +21,8 @@ def test_settings_are_the_resolved_parameters_without_the_seed():
     expected["numerics"] = zoo.NUMERICS  # the fit's numerics revision
     del expected["order_branches"]  # "auto" takes no branches at d = 5 (next test)
     del expected["search_graph"]  # nor searches
+    expected["disentangle"] = "evidence"  # what "auto" takes at d = 5 (below)
     assert settings == json.loads(json.dumps(expected, default=repr))
-    assert json.loads(zoo.settings_of(5))["disentangle"] == CREATOR(5).disentangle
 
 
 def test_settings_without_branches_match_rows_from_before_the_parameter():
@@ -43,6 +43,17 @@ def test_settings_without_the_graph_search_match_rows_from_before_the_parameter(
     assert json.loads(zoo.settings_of(10, {"search_graph": "auto"}))["search_graph"] == "auto"
     assert zoo.settings_of(5, {"search_graph": "auto"}) == zoo.settings_of(5)
     assert json.loads(zoo.settings_of(5, {"search_graph": True}))["search_graph"] is True
+
+
+def test_settings_of_the_automatic_disentanglement_match_rows_of_what_it_takes():
+    # Outside its window "auto" is the evidence-weighted intersection, the
+    # default before "auto" existed, so those rows stay current; inside it the
+    # fit changed and the key does too.
+    assert CREATOR(5).disentangle == "auto"
+    assert zoo.settings_of(5) == zoo.settings_of(5, {"disentangle": "evidence"})
+    assert zoo.settings_of(15) == zoo.settings_of(15, {"disentangle": "evidence"})
+    assert zoo.settings_of(10) != zoo.settings_of(10, {"disentangle": "evidence"})
+    assert json.loads(zoo.settings_of(10))["disentangle"] == "auto"
 
 
 def test_rows_of_earlier_numerics_are_not_current():
