@@ -385,7 +385,13 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         contrast before and after, its iterations and whether it was kept
         (None when off); ``"pruning"``: statistic, threshold and
         decision for every pair; ``"explained_variance"``: pooled spectrum;
-        ``"n_ica_not_converged"``; ``"quality"``: the fit-quality verdict
+        ``"n_ica_not_converged"``; ``"disentangle"``: the likelihood
+        refinement of the features (the criterion at its start and end, its
+        iterations, the guard's ``"later_weight"`` and whether the refined
+        matrix was ``"kept"``; None when it did not run); ``"graph_revision"``,
+        ``"graph_search"`` and ``"order_branches"``: the steps of those
+        parameters (None when they did not run); ``"quality"``: the
+        fit-quality verdict
         (``"summary"``, ``"issues"``, ``"checks"``; absent with
         ``quality=False``); ``"n_latent_selection"``: the evidence of
         ``n_latent="auto"`` (absent otherwise); ``"warnings"``: messages
