@@ -6,7 +6,10 @@ condition number, the weak ordering steps and the issues raised. ``summary``
 prints, per simulator and d, quantiles of the calibrated disagreement of fits
 with SHD <= 1 and with SHD >= 2, and the flagged shares at a list of levels;
 ``compare`` re-decides the default verdict on every row with the fixed levels
-(4.5, 1e6) and with ``quality.order_levels(d)``.
+(4.5, 1e6) and with ``quality.order_levels(d)``; ``refinement`` compares,
+at d = 10 and without the ``measured`` family, the rows fitted with
+``disentangle="evidence"`` (the default before ``"auto"``) with the rows of
+the current defaults, decided with ``order_levels(10)``.
 
 Usage::
 
@@ -16,6 +19,8 @@ Usage::
     python benchmarks/experiments/agreement_level_d.py summary \\
         benchmarks/results/agreement_level/tuning_*.jsonl
     python benchmarks/experiments/agreement_level_d.py compare \\
+        benchmarks/results/agreement_level/fresh_*.jsonl
+    python benchmarks/experiments/agreement_level_d.py refinement \\
         benchmarks/results/agreement_level/fresh_*.jsonl
 
 Seeds 0-99 are the zoo's tuning seeds; n = 1000 per environment below d = 10
@@ -140,6 +145,30 @@ def compare(paths: list[str]) -> None:
               + " |")
 
 
+def refinement(paths: list[str], d: int = 10) -> None:
+    """Rows of ``disentangle="evidence"`` against the current defaults' (without ``measured``)."""
+    from creator_plugin.quality import order_levels
+
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = [r for r in rows if r["d"] == d and r["family"] != "measured"
+            and r.get("status", "ok") == "ok"]
+    levels = order_levels(d)
+    print("| simulator | settings | fits | mean SHD | SHD <= 1 | SHD >= 2 | "
+          "flagged, SHD <= 1 | flagged, SHD >= 2 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for sim in sorted({r["simulator"] for r in rows}):
+        for label, key in (("evidence", settings_of(d, {"disentangle": "evidence"})),
+                           ("current", settings_of(d))):
+            rs = [r for r in rows if r["simulator"] == sim and r["settings"] == key]
+            right = [r for r in rs if r["shd"] <= 1]
+            wrong = [r for r in rs if r["shd"] >= 2]
+            cells = [f"{k} ({k / max(len(g), 1):.0%})"
+                     for g in (right, wrong) for k in [sum(_flagged(r, *levels) for r in g)]]
+            mean = np.mean([r["shd"] for r in rs]) if rs else np.nan
+            print(f"| {sim} | {label} | {len(rs)} | {mean:.2f} | {len(right)} | {len(wrong)} | "
+                  + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -155,11 +184,15 @@ def main() -> None:
     s.add_argument("--levels", default="4.5,6,8,10,12")
     c = sub.add_parser("compare")
     c.add_argument("paths", nargs="+")
+    f = sub.add_parser("refinement")
+    f.add_argument("paths", nargs="+")
     args = parser.parse_args()
     if args.command == "run":
         run(args)
     elif args.command == "compare":
         compare(args.paths)
+    elif args.command == "refinement":
+        refinement(args.paths)
     else:
         summary(args.paths, [float(x) for x in args.levels.split(",")])
 
