@@ -41,7 +41,7 @@ from creator_plugin.sem import regression_matrices
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracle_directions_diag import TRUTH, _causal_order, _order, _use, oracle_ordering  # noqa: E402
-from zoo import BAR_FAMILIES, TUNING_SEEDS, data_of  # noqa: E402
+from zoo import BAR_FAMILIES, TUNING_SEEDS, data_of, settings_of  # noqa: E402
 
 
 def run(sim_name: str, first: int, count: int, out: str) -> None:
@@ -51,8 +51,10 @@ def run(sim_name: str, first: int, count: int, out: str) -> None:
     warnings.simplefilter("ignore")
     done = set()
     if Path(out).exists():
+        # rows of the current defaults are kept; after a change of defaults all are fitted again
         lines = Path(out).read_text().splitlines()
-        done = {(r["family"], r["seed"]) for r in map(json.loads, lines)}
+        done = {(r["family"], r["seed"]) for r in map(json.loads, lines)
+                if r.get("settings") == settings_of(5)}
     with open(out, "a") as fh:
         for seed in seeds:
             for family in BAR_FAMILIES:
@@ -60,7 +62,8 @@ def run(sim_name: str, first: int, count: int, out: str) -> None:
                     continue
                 X, A, Y = data_of(sim_name, family, 5, 5, 1000, seed)
                 TRUTH.update(A=np.asarray(A), Y=Y)
-                row = {"simulator": sim_name, "family": family, "seed": seed}
+                row = {"simulator": sim_name, "family": family, "seed": seed,
+                       "settings": settings_of(5)}
                 for name, fn in (("default", _order), ("oracle", oracle_ordering)):
                     _use(fn)()
                     try:
@@ -78,7 +81,7 @@ def run(sim_name: str, first: int, count: int, out: str) -> None:
 
 
 def summary(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = _current_rows(paths)
     print("| simulator | family | fits | default SHD (order) | true directions SHD (order) "
           "| true directions: fits with SHD >= 2 | edges kept - true edges (true directions) |")
     print("|---|---|---|---|---|---|---|")
@@ -122,8 +125,13 @@ def population_graph(A: np.ndarray, Y: list[np.ndarray]) -> tuple[np.ndarray, li
     return out, edges
 
 
-def population(paths: list[str]) -> None:
+def _current_rows(paths: list[str]) -> list[dict]:
     rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    return [r for r in rows if r.get("settings") == settings_of(5)]
+
+
+def population(paths: list[str]) -> None:
+    rows = _current_rows(paths)
     print("| simulator | family | fits | true directions SHD | population SHD (missed, extra) "
           "| fits whose true-direction errors are all population errors "
           "| true edges with statistic < 0.5 / 0.75 / 1 level |")
