@@ -1,10 +1,11 @@
 """Pruning levels that depend on d as well as K, on tuning seeds.
 
-The automatic level is ``0.2 * sqrt(K / 5)``. A rule ``c * sqrt(K / 5) *
-(d / 5)^a`` is fitted (``CREATOR(d, prune_threshold=level)``) to the main
-grid's cells (``simulate(d, K, 1000, setting)``, d in 3, 5, 7, K in d, 2d,
-settings 1 and 2) and to the zoo's six bar families at d = 5 and d = 7
-(package simulator, n = 1000, K = d); one JSON line per fit. ``summary``
+The automatic level is ``0.2 * sqrt(K / 5)``. A rule ``c * (K / 5)^b *
+(d / 5)^a`` (written ``c:a``, with b = 1/2, or ``c:a:b``) is fitted
+(``CREATOR(d, prune_threshold=level)``) to the main grid's cells
+(``simulate(d, K, 1000, setting)``, d in 3, 5, 7, K in d, 2d, settings 1
+and 2) and to the zoo's six bar families at d = 5 and d = 7 (package
+simulator, n = 1000, K = d); one JSON line per fit. ``summary``
 prints the mean SHD per rule and workload. ``run`` reads tuning seeds only
 (0-99); ``evaluate`` compares frozen rules on seeds 1000 and up (the zoo's
 six families at d = 5 on both simulators, ``simulate`` at d = 5 and 7 with
@@ -36,8 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from zoo import BAR_FAMILIES, data_of  # noqa: E402
 
 
-def level(c: float, a: float, d: int, K: int) -> float:
-    return c * float(np.sqrt(K / 5.0)) * (d / 5.0) ** a
+def level(c: float, a: float, d: int, K: int, b: float = 0.5) -> float:
+    return c * (K / 5.0) ** b * (d / 5.0) ** a
+
+
+def _rule(text: str) -> tuple[str, tuple[float, ...]]:
+    """``"c:a"`` or ``"c:a:b"``: the row's key (as written) and the numbers."""
+    return text, tuple(float(x) for x in text.split(":"))
 
 
 def workloads():
@@ -74,7 +80,7 @@ def run(args: argparse.Namespace) -> None:
     if out.exists():
         done = {(r["rule"], r["workload"], r["seed"])
                 for r in map(json.loads, out.read_text().splitlines())}
-    rules = [tuple(float(x) for x in r.split(":")) for r in args.rules.split(",")]
+    rules = [_rule(r) for r in args.rules.split(",")]
     with out.open("a") as fh, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cells = (evaluation_workloads() if evaluation else
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> None:
                   for name, d, K, (kind, which) in workloads()))
         for name, d, K, n, (kind, simulator, which) in cells:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                todo = [r for r in rules if (f"{r[0]}:{r[1]}", name, seed) not in done]
+                todo = [r for r in rules if (r[0], name, seed) not in done]
                 if not todo:
                     continue
                 if kind == "grid":
@@ -90,12 +96,12 @@ def run(args: argparse.Namespace) -> None:
                     X, A, Y = sim.X, sim.adjacency, sim.Y
                 else:
                     X, A, Y = data_of(simulator, which, d, K, n, seed)
-                for c, a in todo:
-                    model = CREATOR(d, prune_threshold=level(c, a, d, K),
+                for key, numbers in todo:
+                    model = CREATOR(d, prune_threshold=level(*numbers[:2], d, K, *numbers[2:]),
                                     random_state=seed).fit(X)
                     s = score(A, Y, model.adjacency_matrix_, model.latents_,
                               model.causal_order_)
-                    fh.write(json.dumps({"rule": f"{c}:{a}", "workload": name, "d": d, "K": K,
+                    fh.write(json.dumps({"rule": key, "workload": name, "d": d, "K": K,
                                          "seed": seed, "shd": int(s["shd"])}) + "\n")
                     fh.flush()
 
@@ -122,7 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--rules", required=True, help="comma-separated c:a pairs")
+    r.add_argument("--rules", required=True, help="comma-separated c:a or c:a:b")
     r.add_argument("--first-seed", type=int, default=0)
     r.add_argument("--seeds", type=int, default=30)
     r.add_argument("--out", required=True)
