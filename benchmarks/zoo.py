@@ -115,8 +115,16 @@ def fit_one(simulator: str, family: str, d: int, K: int, n: int, seed: int,
             params: dict | None = None) -> dict:
     """Fit CREATOR(d, **params) to one data set and score it."""
     X, A, Y = data_of(simulator, family, d, K, n, seed)
-    row = {"simulator": simulator, "family": family, "d": d, "K": K, "n": n, "seed": seed,
-           "params": json.dumps(params or {}, sort_keys=True), "settings": settings_of(d, params)}
+    row = {"simulator": simulator, "family": family, "d": d, "K": K, "n": n, "seed": seed}
+    return fit_scored(X, A, Y, row, params)
+
+
+def fit_scored(X, A, Y, row: dict, params: dict | None = None) -> dict:
+    """``row`` (with ``d`` and ``seed``) completed by CREATOR(d, **params)'s fit to ``X`` and
+    its score against the truth ``A``, ``Y``."""
+    d, seed = row["d"], row["seed"]
+    row = {**row, "params": json.dumps(params or {}, sort_keys=True),
+           "settings": settings_of(d, params)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()

@@ -32,18 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-from creator_plugin import CREATOR
-from creator_plugin.benchmark.scoring import score
 from creator_plugin.simulation import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from zoo import BAR_FAMILIES, FLAG_FAMILIES, fit_one, settings_of  # noqa: E402
+from zoo import BAR_FAMILIES, FLAG_FAMILIES, fit_one, fit_scored, settings_of  # noqa: E402
 
 FIRST_EVALUATION_SEED = 111000
 GRID_CELLS = ((3, 3), (3, 6), (5, 5), (7, 7))
@@ -72,18 +68,8 @@ def cells(workloads: list[str]):
 def _grid_row(d: int, K: int, setting: int, seed: int, params: dict) -> dict:
     sim = simulate(d, K, 1000, setting=setting, random_state=seed)
     row = {"simulator": "package", "family": f"grid s={setting}", "d": d, "K": K, "n": 1000,
-           "seed": seed, "params": json.dumps(params, sort_keys=True),
-           "settings": settings_of(d, params)}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        start = time.perf_counter()
-        model = CREATOR(d, random_state=seed, **params).fit(sim.X)
-        seconds = time.perf_counter() - start
-    s = score(sim.adjacency, sim.Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
-    issues = [i["kind"] for i in model.diagnostics_["quality"]["issues"]]
-    return {**row, "status": "ok", "seconds": seconds, "shd": int(s["shd"]),
-            "correct_order": bool(s["correct_order"]), "flagged": bool(issues),
-            "warned": any("WeakEvidence" in type(w.message).__name__ for w in caught)}
+           "seed": seed}
+    return fit_scored(sim.X, sim.adjacency, sim.Y, row, params)
 
 
 def run(args: argparse.Namespace) -> None:
