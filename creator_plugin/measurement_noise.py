@@ -184,9 +184,39 @@ def estimate_measurement_noise(X_list: list, X_red: list[np.ndarray], reduction)
         else:
             kept_var = np.diag(g) @ eig / n
             variances[k, kept] = max(float(column_var.sum() - kept_var), 0.0) / q
+    return noise_of_variances(variances, "diagonal" if diagonal else "isotropic", X_red,
+                              reduction)
+
+
+def noise_of_variances(variances: np.ndarray, model: str, X_red: list[np.ndarray],
+                       reduction) -> MeasurementNoise:
+    """The :class:`MeasurementNoise` of given column variances.
+
+    Every environment's noise covariance is shrunk, as in
+    :func:`estimate_measurement_noise`, so that the corrected covariance
+    stays positive definite (see the module docstring).
+
+    Parameters
+    ----------
+    variances : ndarray (K, p)
+        Noise variance of every column in every environment, in the
+        reduction's units (``MeasurementNoise.variances``).
+    model : {"diagonal", "isotropic"}
+        Recorded as is.
+    X_red : list of ndarray (n_k, d)
+        The reduced data.
+    reduction : creator_plugin.preprocessing.Reduction
+
+    Returns
+    -------
+    MeasurementNoise
+    """
+    kept = np.isfinite(reduction.scale)
+    P = reduction.projection[kept]
     shrinkage = np.ones(len(X_red))
     scatters = []
-    for k, (g, n) in enumerate(zip(grams, n_rows)):
+    for k, x in enumerate(X_red):
+        g, n = x.T @ x, float(x.shape[0])
         noise = (P.T * variances[k, kept]) @ P
         # Largest share of noise in any direction: eigenvalue of (noise, g / n).
         share = float(linalg.eigh(noise, g / n, eigvals_only=True)[-1])
@@ -194,8 +224,7 @@ def estimate_measurement_noise(X_list: list, X_red: list[np.ndarray], reduction)
         if share > ceiling:
             shrinkage[k] = max(ceiling, 0.0) / share
         scatters.append(n * shrinkage[k] * noise)
-    return MeasurementNoise(variances, "diagonal" if diagonal else "isotropic", shrinkage,
-                            scatters)
+    return MeasurementNoise(variances, model, shrinkage, scatters)
 
 
 def noise_shares(noise: MeasurementNoise, components: np.ndarray, scale: np.ndarray,

@@ -49,8 +49,10 @@ def run_variants(variants, restore, on_data=None) -> None:
                 res = fit_arrays(X, FitConfig(5, quality=False, **settings), random_state=seed)
                 ev = evaluate(A, Y, res.adjacency, res.latents)
                 row[name] = {"shd": int(ev["shd"]), "order": bool(ev["correct_order"]),
-                             "locr2": round(float(ev["locr2"]), 4)}
+                             "locr2": round(float(ev["locr2"]), 4),
+                             "n_edges": int(np.count_nonzero(res.adjacency))}
             restore()
+            row["n_true_edges"] = int(np.count_nonzero(A))
             fh.write(json.dumps(row) + "\n")
             fh.flush()
 

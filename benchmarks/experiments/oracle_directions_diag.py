@@ -3,9 +3,9 @@
 ``measured_snr_diag.py`` located the family's loss in data sets where some
 node's noise is buried by the measurement noise in some environment. This
 asks how much of that loss survives when the ordering is perfect: the
-ordering's directions are replaced by the least-squares map from the reduced
-data (pooled over environments) to the true latents, in a causal order of the
-true graph, in canonical form; the pruning, the disentanglement and the
+ordering's directions are replaced by the inverse of the reduced mixing (the
+least-squares map from the true latents to the reduced data, pooled over
+environments), in a causal order of the true graph, in canonical form; the pruning, the disentanglement and the
 scoring then run as in the default fit. The default fit is scored beside it,
 and both again with ``measurement_noise="auto"`` (see ``VARIANTS``).
 
@@ -41,7 +41,11 @@ def oracle_ordering(X_red, **kw):
     result = _order(X_red, **kw)  # the same random draws as the default fit
     order = _causal_order(TRUTH["A"])
     Y = np.vstack([y[:, order] - y[:, order].mean(axis=0) for y in TRUTH["Y"]])
-    alphas = np.linalg.lstsq(np.vstack(X_red), Y, rcond=None)[0]
+    # The inverse of the reduced mixing (X_red on Y: the exact regressors). The
+    # regression of Y on X_red instead, used before 2026-11-29, is biased by
+    # measurement noise (errors in variables: its features mix in a fifth of
+    # their ancestors on `measured`); without measurement noise both are exact.
+    alphas = np.linalg.inv(np.linalg.lstsq(Y, np.vstack(X_red), rcond=None)[0])
     grams = [x.T @ x for x in X_red]
     n_rows = [x.shape[0] for x in X_red]
     maps = ordmod._ordered_noise_maps(grams, n_rows, alphas)
