@@ -1,5 +1,14 @@
 """Would a bootstrap-calibrated pruning level help? Measure the statistic's SE.
 
+Flawed, kept as the record of what was measured: the resamples hold the
+fitted noises and features fixed, and the noises are exact linear maps of
+the features (Gram-Schmidt residuals with coefficients estimated once), so
+their regression is the same on every resample and the "SE" leaves out the
+sampling error of those coefficients, which is most of it. The statistic's
+sampling error is measured correctly by
+``benchmarks/experiments/pruning_null_se_d5.py`` (benchmarks/LOG.md,
+"The pruning statistic against its sampling error").
+
 Usage::
 
     python benchmarks/pruning_se.py --d 5 --first-seed 0 --seeds 100 --B 30

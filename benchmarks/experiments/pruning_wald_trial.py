@@ -16,9 +16,13 @@ parents as before). The sampling variance of every environment's
 coefficient is the classical one of least squares, ``s_i^2 [C^-1]_jj / n_k``
 (``coefficient_se``; within 10 % of a row bootstrap with the noise maps
 recomputed, median over entries). Everything after the pruning (revision,
-disentanglement) is the default's. Tuning seeds only.
+disentanglement) is the default's. Tuning seeds, and the frozen check's
+seeds from 112000.
 
-    python pruning_wald_trial.py run {package,independent} FIRST COUNT OUT.jsonl [FAMILIES [PARAMS]]
+    python pruning_wald_trial.py run {package,independent} FIRST COUNT OUT.jsonl \
+        [FAMILIES [PARAMS [VARIANTS [D]]]]
+
+Fits d = K = 5 (``D``: d = K = D), n = 1000 per environment.
     python pruning_wald_trial.py summary OUT.jsonl [...]
 """
 import json
@@ -41,7 +45,9 @@ _prune_stage = fitmod._prune_stage
 #: name -> (floor, alpha); None is the default rule.
 VARIANTS = {
     "default": None,
+    "gate_a1e-2": (1.0, 1e-2),
     "gate_a1e-3": (1.0, 1e-3),
+    "gate_a1e-4": (1.0, 1e-4),
     "wald_f0.5_a1e-3": (0.5, 1e-3),
     "wald_f0.5_a1e-4": (0.5, 1e-4),
     "wald_f0.25_a1e-4": (0.25, 1e-4),
@@ -124,21 +130,29 @@ def _variant(floor: float, alpha: float):
     return prune_stage
 
 
+#: The frozen check's fresh seeds (benchmarks/LOG.md, "Frozen design: the
+#: significance gate on fresh seeds"); every other seed read is a tuning seed.
+FIRST_EVALUATION_SEED = 112000
+
+
 def run(sim: str, first: int, count: int, out: str, families=BAR_FAMILIES,
-        params: dict | None = None) -> None:
+        params: dict | None = None, names=tuple(VARIANTS), d: int = 5) -> None:
     seeds = range(first, first + count)
-    if seeds.start < TUNING_SEEDS.start or seeds.stop > TUNING_SEEDS.stop:
-        raise SystemExit("tuning seeds only")
+    tuning = seeds.start >= TUNING_SEEDS.start and seeds.stop <= TUNING_SEEDS.stop
+    if not (tuning or seeds.start >= FIRST_EVALUATION_SEED):
+        raise SystemExit(f"tuning seeds or seeds from {FIRST_EVALUATION_SEED} only")
     warnings.simplefilter("ignore")
     with open(out, "a") as fh:
         for seed in seeds:
             for family in families:
-                X, A, Y = data_of(sim, family, 5, 5, 1000, seed)
-                row = {"simulator": sim, "family": family, "seed": seed, "params": params or {}}
-                for name, spec in VARIANTS.items():
+                X, A, Y = data_of(sim, family, d, d, 1000, seed)
+                row = {"simulator": sim, "family": family, "seed": seed, "d": d,
+                       "params": params or {}}
+                for name in ("default", *[n for n in names if n != "default"]):
+                    spec = VARIANTS[name]
                     fitmod._prune_stage = _prune_stage if spec is None else _variant(*spec)
                     try:
-                        r = fit_scored(X, A, Y, {"d": 5, "seed": seed}, params)
+                        r = fit_scored(X, A, Y, {"d": d, "seed": seed}, params)
                     finally:
                         fitmod._prune_stage = _prune_stage
                     row[name] = {k: r.get(k) for k in ("shd", "correct_order", "flagged",
@@ -149,7 +163,7 @@ def run(sim: str, first: int, count: int, out: str, families=BAR_FAMILIES,
 
 def summary(paths: list[str]) -> None:
     rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
-    names = list(VARIANTS)
+    names = [n for n in VARIANTS if all(n in r for r in rows)]
     print("| simulator | family | data sets | " + " | ".join(f"`{n}`" for n in names) + " |")
     print("|---|---|---|" + "---|" * len(names))
     for sim in [*sorted({r["simulator"] for r in rows}), "all"]:
@@ -176,4 +190,6 @@ if __name__ == "__main__":
         extra = sys.argv[6:]
         run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
             extra[0].split(",") if extra else BAR_FAMILIES,
-            json.loads(extra[1]) if len(extra) > 1 else None)
+            json.loads(extra[1]) if len(extra) > 1 else None,
+            extra[2].split(",") if len(extra) > 2 else tuple(VARIANTS),
+            int(extra[3]) if len(extra) > 3 else 5)
