@@ -3,10 +3,10 @@
 ``measured_snr_diag.py`` located the family's loss in data sets where some
 node's noise is buried by the measurement noise in some environment. This
 asks how much of that loss survives when the ordering is perfect: the
-ordering's directions are replaced by the inverse of the reduced mixing (the
-least-squares map from the true latents to the reduced data, pooled over
-environments), in a causal order of the true graph, in canonical form; the pruning, the disentanglement and the
-scoring then run as in the default fit. The default fit is scored beside it,
+ordering's directions are replaced by the inverse of the reduced mixing
+(``true_unmixing``), in a causal order of the true graph, in canonical form;
+the pruning, the disentanglement and the scoring then run as in the default
+fit. The default fit is scored beside it,
 and both again with ``measurement_noise="auto"`` (see ``VARIANTS``).
 
     python oracle_directions_diag.py {package,independent} FIRST COUNT OUT.jsonl
@@ -37,15 +37,23 @@ def _causal_order(A):
     return order
 
 
+def true_unmixing(X_red: list, Y: list) -> np.ndarray:
+    """The directions with ``X_red[k] @ a`` the latents ``Y[k]`` plus measurement noise only.
+
+    The inverse of the reduced mixing, the regression of the reduced data on
+    the latents (the exact regressors). The regression of the latents on the
+    reduced data instead, used before 2026-11-29, is biased by measurement
+    noise (errors in variables: its features mix in up to a fifth of their
+    ancestors on `measured`); without measurement noise both are exact.
+    """
+    Yc = np.vstack([y - y.mean(axis=0) for y in Y])
+    return np.linalg.inv(np.linalg.lstsq(Yc, np.vstack(X_red), rcond=None)[0])
+
+
 def oracle_ordering(X_red, **kw):
     result = _order(X_red, **kw)  # the same random draws as the default fit
     order = _causal_order(TRUTH["A"])
-    Y = np.vstack([y[:, order] - y[:, order].mean(axis=0) for y in TRUTH["Y"]])
-    # The inverse of the reduced mixing (X_red on Y: the exact regressors). The
-    # regression of Y on X_red instead, used before 2026-11-29, is biased by
-    # measurement noise (errors in variables: its features mix in a fifth of
-    # their ancestors on `measured`); without measurement noise both are exact.
-    alphas = np.linalg.inv(np.linalg.lstsq(Y, np.vstack(X_red), rcond=None)[0])
+    alphas = true_unmixing(X_red, [y[:, order] for y in TRUTH["Y"]])
     grams = [x.T @ x for x in X_red]
     n_rows = [x.shape[0] for x in X_red]
     maps = ordmod._ordered_noise_maps(grams, n_rows, alphas)
