@@ -24,6 +24,7 @@ seeds from 112000.
 
 Fits d = K = 5 (``D``: d = K = D), n = 1000 per environment.
     python pruning_wald_trial.py summary OUT.jsonl [...]
+    python pruning_wald_trial.py block OUT.jsonl [...]   # the default's accuracy and verdict
 """
 import json
 import os
@@ -183,9 +184,31 @@ def summary(paths: list[str]) -> None:
             print(f"| {sim} | {fam} | {len(rs)} | " + " | ".join(cells) + " |")
 
 
+def block(paths: list[str], name: str = "default") -> None:
+    """One variant's accuracy and verdict per family (the zoo page's block tables)."""
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    print("| simulator | family | data sets | mean SHD | correct order "
+          "| fits with SHD >= 2 flagged | fits with SHD <= 1 flagged |")
+    print("|---|---|---|---|---|---|---|")
+    for sim in sorted({r["simulator"] for r in rows}):
+        for fam in [*BAR_FAMILIES, "all"]:
+            rs = [r[name] for r in rows if r["simulator"] == sim
+                  and (fam == "all" or r["family"] == fam)]
+            if not rs:
+                continue
+            wrong = [r for r in rs if r["shd"] >= 2]
+            right = [r for r in rs if r["shd"] <= 1]
+            print(f"| {sim} | {fam} | {len(rs)} | {np.mean([r['shd'] for r in rs]):.2f} "
+                  f"| {np.mean([r['correct_order'] for r in rs]):.0%} "
+                  f"| {sum(r['flagged'] for r in wrong)} of {len(wrong)} "
+                  f"| {sum(r['flagged'] for r in right)} of {len(right)} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "summary":
         summary(sys.argv[2:])
+    elif sys.argv[1] == "block":
+        block(sys.argv[2:])
     else:
         extra = sys.argv[6:]
         run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
