@@ -71,6 +71,7 @@ __all__ = [
     "corrected_ordering",
     "corrected_pruning_moments",
     "estimate_measurement_noise",
+    "noise_of_variances",
     "noise_shares",
     "polish_signal",
 ]

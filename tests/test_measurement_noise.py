@@ -12,6 +12,7 @@ from creator_plugin.measurement_noise import (
     PD_MARGIN_SDS,
     _signal_contrast,
     estimate_measurement_noise,
+    noise_of_variances,
     polish_signal,
 )
 from creator_plugin.ordering import _ordered_contrast
@@ -69,6 +70,26 @@ def test_an_estimate_the_data_cannot_carry_is_shrunk_to_keep_covariances_positiv
     share = eigh(g, raw, eigvals_only=True)[0]
     assert share == pytest.approx(PD_MARGIN_SDS * np.sqrt(2.0 / n), rel=1e-6)
     assert np.all(eigh(g, metric, eigvals_only=True) > 0)
+
+
+def test_known_variances_give_the_estimate_its_form_and_the_same_shrinkage():
+    scales = [np.array([1.0, 1.0, 0.01]), np.ones(3), np.ones(3)]
+    X = _noisy_environments([0.5, 0.02, 0.02], K=3, latent_scales=scales, seed=1)
+    X_red, red = reduce_environments(X, 3, standardize=False)
+    estimate = estimate_measurement_noise(X, X_red, red)
+    again = noise_of_variances(estimate.variances, estimate.model, X_red, red)
+    np.testing.assert_array_equal(again.shrinkage, estimate.shrinkage)
+    for a, b in zip(again.scatters, estimate.scatters):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    # The true variances (0.5^2 per column in environment 0) are shrunk as well:
+    # they are more than that environment's weakest direction can carry.
+    truth = np.array([0.5, 0.02, 0.02])[:, None] ** 2 * np.ones((3, 20)) / red.scale**2
+    before = [x.copy() for x in X_red], truth.copy()
+    known = noise_of_variances(truth, "diagonal", X_red, red)
+    assert known.shrinkage[0] < 1.0 and np.all(known.shrinkage[1:] == 1.0)
+    for x, b in zip(X_red, before[0]):
+        np.testing.assert_array_equal(x, b)
+    np.testing.assert_array_equal(truth, before[1])
 
 
 def test_heteroscedastic_columns_are_estimated_one_by_one():
