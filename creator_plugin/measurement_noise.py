@@ -74,6 +74,7 @@ __all__ = [
     "noise_of_variances",
     "noise_shares",
     "polish_signal",
+    "pooled_innovation_sd_of",
 ]
 
 #: Accepted values of ``CREATOR(measurement_noise=...)``.
@@ -361,21 +362,40 @@ def corrected_pruning_moments(
         The pooled signal SD of every direction's feature.
     """
     n_total = float(np.sum(n_rows))
-    d = alphas.shape[1]
     feature_sd = np.sqrt(sum(np.diag(alphas.T @ g @ alphas) for g in signal_grams) / n_total)
     a = alphas / feature_sd
     covs = [a.T @ g @ a for g in signal_grams]
     B = np.stack([np.linalg.solve(c, a.T @ g @ t).T
                   for c, g, t in zip(covs, signal_grams, noise_maps)])
     z_sd = np.sqrt(sum(np.diag(t.T @ g @ t) for g, t in zip(signal_grams, noise_maps)) / n_total)
+    innov = pooled_innovation_sd_of(covs, n_total)
+    tested = B * innov[None, None, :] / z_sd[None, :, None]
+    return B, tested, a, feature_sd
+
+
+def pooled_innovation_sd_of(scatters: list[np.ndarray], n_total: float) -> np.ndarray:
+    """Pooled SD of every feature's residual on the earlier ones, from per-environment scatters.
+
+    As :func:`creator_plugin.sem.pooled_innovation_sd`, from the ``d x d``
+    scatter matrices (sums over the rows) of the features instead of the data.
+
+    Parameters
+    ----------
+    scatters : list of ndarray (d, d)
+    n_total : float
+        The number of rows summed over the environments.
+
+    Returns
+    -------
+    ndarray (d,)
+    """
+    d = scatters[0].shape[0]
     ss = np.zeros(d)
-    for c in covs:
+    for c in scatters:
         ss[0] += c[0, 0]
         for j in range(1, d):
             ss[j] += c[j, j] - c[j, :j] @ np.linalg.solve(c[:j, :j], c[:j, j])
-    innov = np.sqrt(ss / n_total)
-    tested = B * innov[None, None, :] / z_sd[None, :, None]
-    return B, tested, a, feature_sd
+    return np.sqrt(ss / n_total)
 
 
 def _signal_contrast(g, X_list, d, signal, raw):

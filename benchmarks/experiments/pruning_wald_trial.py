@@ -36,6 +36,7 @@ import numpy as np
 from scipy import stats
 
 import creator_plugin._fit as fitmod
+from creator_plugin.measurement_noise import pooled_innovation_sd_of
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -71,13 +72,8 @@ def coefficient_se(covs: list[np.ndarray], n_rows, tested: np.ndarray,
     """
     raw = covs if raw is None else raw
     K, d, _ = tested.shape
-    n_total = float(np.sum(n_rows))
-    ss = np.zeros(d)
-    for c in covs:
-        ss[0] += c[0, 0]
-        for j in range(1, d):
-            ss[j] += c[j, j] - c[j, :j] @ np.linalg.solve(c[:j, :j], c[:j, j])
-    innov = np.sqrt(ss / n_total)
+    # scatters (sums over rows), as the pruning pools them
+    innov = pooled_innovation_sd_of([c * n for c, n in zip(covs, n_rows)], float(np.sum(n_rows)))
     se = np.zeros_like(tested)
     for k, (c, r, n) in enumerate(zip(covs, raw, n_rows)):
         for i in range(1, d):
