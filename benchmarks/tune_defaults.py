@@ -37,6 +37,12 @@ from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, current, fit_one
 DEFAULT_GRID = {"prune_threshold": ["auto", 0.15, 0.25], "n_refine": [3, 0], "polish": [True]}
 
 
+def _key(row: dict) -> tuple:
+    """What makes a cached fit the same fit."""
+    return (row["simulator"], row["family"], row["d"], row["K"], row["n"], row["seed"],
+            row["params"])
+
+
 def configurations(grid: dict | list) -> list[dict]:
     """Every combination of a ``{knob: [values]}`` grid, or a list of configurations as given."""
     if isinstance(grid, list):
@@ -76,9 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     cache = Path(args.cache)
     cache.parent.mkdir(parents=True, exist_ok=True)
     rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
-    rows = [r for r in rows if current(r)]  # rows of earlier defaults are refitted
-    have = {(r["simulator"], r["family"], r["d"], r["K"], r["n"], r["seed"], r["params"])
-            for r in rows}
+    # rows of earlier defaults are refitted; a fit cached twice (two processes
+    # over overlapping seeds) counts once, its last row
+    rows = list({_key(r): r for r in rows if current(r)}.values())
+    have = set(map(_key, rows))
     with cache.open("a") as fh:
         for seed in seeds:
             for fam in families:
