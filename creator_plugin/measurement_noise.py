@@ -187,11 +187,12 @@ def estimate_measurement_noise(X_list: list, X_red: list[np.ndarray], reduction)
             kept_var = np.diag(g) @ eig / n
             variances[k, kept] = max(float(column_var.sum() - kept_var), 0.0) / q
     return noise_of_variances(variances, "diagonal" if diagonal else "isotropic", X_red,
-                              reduction)
+                              reduction, grams=grams)
 
 
 def noise_of_variances(variances: np.ndarray, model: str, X_red: list[np.ndarray],
-                       reduction) -> MeasurementNoise:
+                       reduction, *, grams: list[np.ndarray] | None = None
+                       ) -> MeasurementNoise:
     """The :class:`MeasurementNoise` of given column variances.
 
     Every environment's noise covariance is shrunk, as in
@@ -208,6 +209,9 @@ def noise_of_variances(variances: np.ndarray, model: str, X_red: list[np.ndarray
     X_red : list of ndarray (n_k, d)
         The reduced data.
     reduction : creator_plugin.preprocessing.Reduction
+    grams : list of ndarray (d, d), optional
+        ``x.T @ x`` of every environment's reduced data, when already
+        computed; by default they are computed from ``X_red``.
 
     Returns
     -------
@@ -215,10 +219,14 @@ def noise_of_variances(variances: np.ndarray, model: str, X_red: list[np.ndarray
     """
     kept = np.isfinite(reduction.scale)
     P = reduction.projection[kept]
+    if grams is None:
+        grams = [x.T @ x for x in X_red]
+    elif len(grams) != len(X_red):
+        raise ValueError(f"grams has {len(grams)} matrices; X_red has {len(X_red)} environments")
     shrinkage = np.ones(len(X_red))
     scatters = []
-    for k, x in enumerate(X_red):
-        g, n = x.T @ x, float(x.shape[0])
+    for k, (x, g) in enumerate(zip(X_red, grams)):
+        n = float(x.shape[0])
         noise = (P.T * variances[k, kept]) @ P
         # Largest share of noise in any direction: eigenvalue of (noise, g / n).
         share = float(linalg.eigh(noise, g / n, eigvals_only=True)[-1])

@@ -81,6 +81,14 @@ def test_known_variances_give_the_estimate_its_form_and_the_same_shrinkage():
     np.testing.assert_array_equal(again.shrinkage, estimate.shrinkage)
     for a, b in zip(again.scatters, estimate.scatters):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    given = noise_of_variances(estimate.variances, estimate.model, X_red, red,
+                               grams=[x.T @ x for x in X_red])
+    np.testing.assert_array_equal(given.shrinkage, again.shrinkage)
+    for a, b in zip(given.scatters, again.scatters):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="grams"):
+        noise_of_variances(estimate.variances, estimate.model, X_red, red,
+                           grams=[X_red[0].T @ X_red[0]])
     # The true variances (0.5^2 per column in environment 0) are shrunk as well:
     # they are more than that environment's weakest direction can carry.
     truth = np.array([0.5, 0.02, 0.02])[:, None] ** 2 * np.ones((3, 20)) / red.scale**2
