@@ -53,9 +53,9 @@ def table(rows: dict[tuple, dict], shd_bar: float = 0.3, order_bar: float = 0.95
     blocks = sorted({block_of(k[2]) for k in rows})
     head = ("| simulator | family | " + " | ".join(f"{b}" for b in blocks)
             + " | pooled fits | pooled mean SHD (SE) | pooled correct order "
-            "| blocks meeting both bars |")
+            "| blocks meeting both targets |")
     lines = [head, "|---|---|" + "---|" * (len(blocks) + 4)]
-    for sim in sorted({k[0] for k in rows}):
+    for sim in sorted({k[0] for k in rows}, key=lambda s: (s != "package", s)):
         for fam in BAR_FAMILIES:
             cell = {b: [r for k, r in rows.items() if k[:2] == (sim, fam)
                         and block_of(k[2]) == b] for b in blocks}
