@@ -47,6 +47,11 @@ __all__ = [
 # linear combination of the others (rounding is ~1e-15, ill-conditioned but
 # genuine latents are ~1e-6 on the simulator's hardest models).
 _RANK_TOL = 1e-10
+# Smallest eigenvalue of a correlation matrix the factor tests accept: below it
+# the matrix is singular at the precision of its second moments (e.g. exact
+# combinations of columns stored in float32) and the fit's start, the inverse,
+# is meaningless.
+_PD_TOL = 1e-12
 # Smallest uniqueness (noise share of a standardised column) the factor fit
 # may use; 5 % measurement noise is a uniqueness of 0.0025.
 _MIN_UNIQUENESS = 1e-8
@@ -428,7 +433,16 @@ def factor_lr_test(
     a large class of factor analysis models. *The Annals of Statistics*,
     18(3), 1453-1463.
     """
+    correlations = [np.asarray(S, dtype=float) for S in correlations]
     p = correlations[0].shape[0]
+    for i, S in enumerate(correlations):
+        if S.shape != (p, p) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T):
+            raise ValueError(f"correlations[{i}] must be a finite symmetric {p} x {p} matrix.")
+        smallest = float(np.linalg.eigvalsh(S)[0])
+        if smallest <= 0:
+            raise ValueError(
+                f"correlations[{i}] is not positive definite (smallest eigenvalue "
+                f"{smallest:.3g}): some columns are exact combinations of the others.")
     df_one = ((p - k) ** 2 - (p + k)) // 2
     if not 1 <= k <= ledermann_bound(p):
         raise ValueError(f"k must be in 1..{ledermann_bound(p)} for p={p} columns, got {k}.")
@@ -603,6 +617,26 @@ def _independent_columns(pooled: np.ndarray) -> np.ndarray:
     return np.sort(piv[: int(np.sum(diag > _RANK_TOL * diag[0]))])
 
 
+def _conditioned(S: np.ndarray) -> np.ndarray:
+    """Positions of a largest set of columns whose correlation matrix is positive definite.
+
+    For a correlation matrix ``S`` singular at the precision of its entries
+    (smallest eigenvalue at most ``_PD_TOL``): the columns are taken greedily,
+    each next one the least explained by those already taken (pivoted QR of a
+    square root of ``S``), while the taken ones' matrix has its smallest
+    eigenvalue above ``_PD_TOL``. Columns that are exact combinations of the
+    others up to rounding (data stored in float32, say) are left out, as the
+    column QR leaves out exact combinations in float64.
+    """
+    w, V = np.linalg.eigh(S)
+    root = np.sqrt(np.clip(w, 0.0, None))[:, None] * V.T  # root.T @ root == S
+    _, R, piv = linalg.qr(root, mode="economic", pivoting=True)
+    keep = piv[: int(np.sum(np.abs(np.diag(R)) ** 2 > 100 * _PD_TOL))]
+    while keep.size > 1 and np.linalg.eigvalsh(S[np.ix_(keep, keep)])[0] <= _PD_TOL:
+        keep = keep[:-1]
+    return np.sort(keep)
+
+
 def _common_unit_covariances(
     X_list: list[np.ndarray], cols: np.ndarray
 ) -> tuple[list[np.ndarray], list[int]]:
@@ -620,8 +654,12 @@ def _common_unit_covariances(
 
 def _group_correlations(
     X_list: list[np.ndarray], cols: np.ndarray
-) -> tuple[list[np.ndarray], list[int], str]:
-    """Per-environment correlations of ``cols``, or the pooled one as fallback."""
+) -> tuple[np.ndarray, list[np.ndarray], list[int], str]:
+    """Per-environment correlations of ``cols``, or the pooled one as fallback.
+
+    Returns the columns used too: when even the pooled correlation is singular
+    at the precision of its entries, only the columns of :func:`_conditioned`.
+    """
     r = cols.size
     mats = []
     for x in X_list:
@@ -629,14 +667,18 @@ def _group_correlations(
         if xs.shape[0] <= r + 1 or np.any(xs.std(axis=0) == 0):
             break
         S = np.atleast_2d(np.corrcoef(xs, rowvar=False))
-        if np.linalg.eigvalsh(S)[0] <= 1e-12:
+        if np.linalg.eigvalsh(S)[0] <= _PD_TOL:
             break
         mats.append(S)
     else:
-        return mats, [x.shape[0] for x in X_list], "per_environment"
+        return cols, mats, [x.shape[0] for x in X_list], "per_environment"
     pooled = np.vstack([x[:, cols] - x[:, cols].mean(axis=0) for x in X_list])
     n_eff = pooled.shape[0] - len(X_list) + 1  # n - 1 = degrees of freedom
-    return [np.atleast_2d(np.corrcoef(pooled, rowvar=False))], [n_eff], "pooled"
+    S = np.atleast_2d(np.corrcoef(pooled, rowvar=False))
+    if np.linalg.eigvalsh(S)[0] <= _PD_TOL:
+        idx = _conditioned(S)
+        cols, S = cols[idx], S[np.ix_(idx, idx)]
+    return cols, [S], [n_eff], "pooled"
 
 
 def select_n_latent(
@@ -745,7 +787,7 @@ def select_n_latent(
             raise ValueError(constant)
         n_tested = p
         spectrum = pooled_spectrum(X_list, standardize=standardize)
-        mats, sizes, scope = _group_correlations(X_list, cols)
+        cols, mats, sizes, scope = _group_correlations(X_list, cols)
     r = int(cols.size)
     k_test = ledermann_bound(r)
     tests, chosen, shared = [], None, False
@@ -979,15 +1021,19 @@ def _test_inputs(
         if n <= r + 1 or np.any(s == 0):
             break
         S = S / np.outer(s, s)
-        if np.linalg.eigvalsh(S)[0] <= 1e-12:
+        if np.linalg.eigvalsh(S)[0] <= _PD_TOL:
             break
         mats.append(S)
     else:
         return cand[keep], mats, n_rows.tolist(), "per_environment", p
     S = pooled[np.ix_(keep, keep)]
     s = np.sqrt(np.diag(S))
+    S = S / np.outer(s, s)
+    if np.linalg.eigvalsh(S)[0] <= _PD_TOL:
+        idx = _conditioned(S)
+        keep, S = keep[idx], S[np.ix_(idx, idx)]
     n_eff = int(n_rows.sum()) - len(X_list) + 1  # n - 1 = degrees of freedom
-    return cand[keep], [S / np.outer(s, s)], [n_eff], "pooled", p
+    return cand[keep], [S], [n_eff], "pooled", p
 
 
 def n_latent_evidence(

@@ -548,7 +548,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         X : list of array-like (n_k, p), or array-like (n, p)
             One array per environment, or one stacked array together with
             ``environments``. float64 arrays are used without a copy and
-            never modified. The arrays of a list may be dask arrays: every
+            never modified; other real dtypes are read as float64 (data
+            stored in float32 keep its rounding: columns that are exact
+            combinations of others up to that rounding count as such in the
+            ``n_latent`` checks). The arrays of a list may be dask arrays: every
             pass over the data then runs through dask (on a ``distributed``
             cluster if one is active) and only ``(n_k, d)`` results are
             materialised (README, "Data larger than memory").

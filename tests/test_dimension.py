@@ -323,3 +323,32 @@ def test_shared_subspace_test_is_calibrated_at_the_truth():
         stats.append(stat / df)
         assert shared_subspace_lr_test(covs, n, 2)[2] < 1e-6  # too few factors: rejected
     assert 0.4 < np.mean(stats) < 2.0
+
+
+def test_exact_low_rank_data_stored_in_float32_read_as_in_float64():
+    # x = H y with no measurement noise, stored in float32: the nine columns
+    # beyond the three latents are exact combinations up to rounding (1e-7),
+    # which the second moments cannot tell from singular. Before, the factor
+    # fit started from a meaningless inverse and failed (LinAlgError), or
+    # reported 8 latents on a column subset.
+    sim = simulate(3, 4, 400, n_features=12, random_state=0)
+    single = [x.astype(np.float32) for x in sim.X]
+    assert select_n_latent(sim.X).n_latent == 3
+    assert select_n_latent(single).n_latent == 3
+    assert select_n_latent(single, max_columns=8).n_latent == 3
+    ev64, ev32 = n_latent_evidence(sim.X, 3), n_latent_evidence(single, 3)
+    assert ev32["rank"] == ev64["rank"] == 3 and ev32["status"] == ev64["status"]
+    # With 1% measurement noise every column is kept: nothing the data can
+    # tell apart is dropped.
+    noisy = simulate(3, 4, 400, n_features=12, measurement_noise=0.01, random_state=0)
+    assert n_latent_evidence([x.astype(np.float32) for x in noisy.X], 3)["rank"] == 12
+
+
+def test_factor_test_names_a_singular_correlation_matrix():
+    S = np.eye(4)
+    S[3, :3] = S[:3, 3] = 1 / np.sqrt(3)  # column 3 = mean of the others, rescaled
+    S[3, 3] = 1.0
+    with pytest.raises(ValueError, match=r"correlations\[1\] is not positive definite"):
+        factor_lr_test([np.eye(4), S], [100, 100], 1)
+    with pytest.raises(ValueError, match="symmetric 4 x 4"):
+        factor_lr_test([np.eye(4), np.eye(3)], [100, 100], 1)

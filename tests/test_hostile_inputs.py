@@ -171,3 +171,13 @@ def test_duplicated_csv_column_names_are_refused(tmp_path, sim, header, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "duplicated column names ['x0']" in err[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_noise_free_data_in_float32_fit_like_float64():
+    sim = simulate(3, 4, 400, n_features=12, random_state=0)
+    single = [x.astype(np.float32) for x in sim.X]
+    a = CREATOR(3, random_state=0).fit(sim.X)
+    b = CREATOR(3, random_state=0).fit(single)
+    np.testing.assert_array_equal(a.adjacency_matrix_, b.adjacency_matrix_)
+    assert b.diagnostics_["quality"]["issues"] == a.diagnostics_["quality"]["issues"] == []
+    assert CREATOR("auto", random_state=0).fit(single).n_latent_ == 3
