@@ -27,13 +27,37 @@ __all__ = [
 ]
 
 
+def _adjacency(a, name: str) -> np.ndarray:
+    """``a != 0`` as a boolean square matrix; a clear error for anything else."""
+    arr = np.asarray(a)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be a square matrix; got shape {arr.shape}.")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite entries.")
+    return arr != 0
+
+
+def _permutation(order, d: int, name: str) -> np.ndarray:
+    """``order`` as an int array, checked to be a permutation of ``0..d-1``."""
+    arr = np.asarray(order)
+    valid = (arr.ndim == 1 and arr.size == d
+             and (np.issubdtype(arr.dtype, np.number) or arr.size == 0)
+             and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.round(arr)))
+             and bool(np.all(np.sort(arr.astype(int)) == np.arange(d))))
+    if not valid:
+        raise ValueError(f"{name} must be a permutation of 0..{d - 1}; got {order!r}.")
+    return arr.astype(int)
+
+
 def shd(true_adjacency, est_adjacency) -> int:
     """Structural Hamming distance on the same node labels.
 
     Missing + extra + reversed edges; a reversed edge counts once.
     """
-    A = np.asarray(true_adjacency) != 0
-    B = np.asarray(est_adjacency) != 0
+    A = _adjacency(true_adjacency, "true_adjacency")
+    B = _adjacency(est_adjacency, "est_adjacency")
     if A.shape != B.shape:
         raise ValueError(f"adjacency shapes differ: {A.shape} vs {B.shape}.")
     iu = np.triu_indices(A.shape[0], 1)
@@ -44,10 +68,13 @@ def shd(true_adjacency, est_adjacency) -> int:
 
 
 def topological_divergence(order, true_adjacency) -> int:
-    """``D_top``: number of true edges ``a -> b`` with b placed before a in ``order``."""
-    A = np.asarray(true_adjacency) != 0
+    """``D_top``: number of true edges ``a -> b`` with b placed before a in ``order``.
+
+    ``order`` must be a permutation of the nodes ``0..d-1``.
+    """
+    A = _adjacency(true_adjacency, "true_adjacency")
     pos = np.empty(A.shape[0], dtype=int)
-    pos[np.asarray(order, dtype=int)] = np.arange(len(order))
+    pos[_permutation(order, A.shape[0], "order")] = np.arange(A.shape[0])
     a, b = np.nonzero(A)
     return int(np.sum(pos[b] < pos[a]))
 
@@ -170,16 +197,22 @@ def align_to_truth(model, true_adjacency, true_latents) -> Alignment:
     >>> int(shd(sim.adjacency, aligned.adjacency))
     0
     """
+    est = _fitted(model)
+    A = _adjacency(true_adjacency, "true_adjacency").astype(int)
+    B = (np.asarray(est.adjacency_matrix_) != 0).astype(int)
+    true_latents = [np.asarray(y, dtype=float) for y in true_latents]
+    return _align(A, B, true_latents, est.latents_)
+
+
+def _fitted(model):
+    """The fitted estimator of ``model`` (itself, or its ``.estimator``), or a TypeError."""
     est = getattr(model, "estimator", model)
     if not (hasattr(est, "adjacency_matrix_") and hasattr(est, "latents_")):
         raise TypeError(
             "model must be a fitted CREATOR (or a result holding one as .estimator); got "
-            f"{type(model).__name__} without adjacency_matrix_ / latents_."
+            f"{type(model).__name__} without adjacency_matrix_ / latents_ (call fit first)."
         )
-    A = (np.asarray(true_adjacency) != 0).astype(int)
-    B = (np.asarray(est.adjacency_matrix_) != 0).astype(int)
-    true_latents = [np.asarray(y, dtype=float) for y in true_latents]
-    return _align(A, B, true_latents, est.latents_)
+    return est
 
 
 def evaluate(
@@ -194,8 +227,9 @@ def evaluate(
     est_adjacency : (d, d)
     est_latents : list of (n_k, d)
     est_order : sequence of int, optional
-        Recovered causal order (recovered labels). Defaults to a topological
-        sort of ``est_adjacency``.
+        Recovered causal order (recovered labels), a permutation of
+        ``0..d-1``. Defaults to a topological sort of ``est_adjacency``,
+        which then must be acyclic.
 
     Returns
     -------
@@ -204,13 +238,18 @@ def evaluate(
         ``exact_dag``, ``correct_order``, ``matching`` (recovered i -> true
         node), ``est_adjacency_matched`` (recovered graph in true labels).
     """
-    A = (np.asarray(true_adjacency) != 0).astype(int)
-    B = (np.asarray(est_adjacency) != 0).astype(int)
+    A = _adjacency(true_adjacency, "true_adjacency").astype(int)
+    B = _adjacency(est_adjacency, "est_adjacency").astype(int)
     alignment = _align(A, B, true_latents, est_latents)
     matching, B_matched = alignment.matching, alignment.adjacency
     if est_order is None:
-        est_order = list(nx.topological_sort(nx.from_numpy_array(B, create_using=nx.DiGraph)))
-        est_order += [i for i in range(B.shape[0]) if i not in est_order]
+        graph = nx.from_numpy_array(B, create_using=nx.DiGraph)
+        if not nx.is_directed_acyclic_graph(graph):
+            raise ValueError(
+                "est_adjacency has a directed cycle, so it implies no causal order; "
+                "pass est_order.")
+        est_order = list(nx.topological_sort(graph))
+    est_order = _permutation(est_order, B.shape[0], "est_order")
     true_order = [int(matching[i]) for i in est_order]
     s = shd(A, B_matched)
     dtop = topological_divergence(true_order, A)
@@ -248,6 +287,9 @@ def _check_against_truth(A, true_latents, B, est_latents) -> None:
             raise ValueError(f"true_latents[{k}] has shape {st}; expected (n, {d}).")
         if len(se) != 2 or se[1] != d:
             raise ValueError(f"est_latents[{k}] has shape {se}; expected (n, {d}).")
+        for name, Y in (("true_latents", Yt), ("est_latents", Ye)):
+            if not np.all(np.isfinite(np.asarray(Y, dtype=float))):
+                raise ValueError(f"{name}[{k}] contains NaN or infinite values.")
         if st[0] != se[0]:
             raise ValueError(
                 f"environment {k} has {st[0]} rows in true_latents but {se[0]} in est_latents; "
@@ -260,10 +302,10 @@ def evaluate_model(model, truth) -> dict:
 
     Parameters
     ----------
-    model : fitted CREATOR
+    model : fitted CREATOR, or a result with an ``estimator`` attribute
         Anything with ``adjacency_matrix_``, ``latents_`` (one array per
         environment, in the simulation's environment order) and optionally
-        ``causal_order_``.
+        ``causal_order_``, or holding such an object as ``.estimator``.
     truth : Simulation
         Anything with ``adjacency`` and ``Y`` (:class:`creator_plugin.Simulation`).
 
@@ -272,7 +314,8 @@ def evaluate_model(model, truth) -> dict:
     dict
         See :func:`evaluate`.
     """
+    est = _fitted(model)
     return evaluate(
-        truth.adjacency, truth.Y, model.adjacency_matrix_, model.latents_,
-        getattr(model, "causal_order_", None),
+        truth.adjacency, truth.Y, est.adjacency_matrix_, est.latents_,
+        getattr(est, "causal_order_", None),
     )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 import pytest
 from causallearn.graph.SHD import SHD
 
-from creator_plugin import metrics, simulate
+from creator_plugin import CREATOR, metrics, simulate
 from creator_plugin.adapters import aligned_general_graph, creator, to_general_graph
 
 TRUE_NAMES = ["Y1", "Y2", "Y3", "Y4"]
@@ -76,3 +77,30 @@ def test_alignment_rejects_bad_input(cases):
         metrics.align_to_truth(object(), sim.adjacency, sim.Y)
     with pytest.raises(ValueError, match="node_names has 3"):
         aligned_general_graph(model, sim.adjacency, sim.Y, ["a", "b", "c"])
+
+
+def test_metrics_reject_what_would_give_a_silent_number(cases):
+    sim, model = cases[0]
+    A = sim.adjacency
+    with pytest.raises(ValueError, match="est_adjacency contains NaN"):
+        metrics.shd(A, np.full(A.shape, np.nan))
+    with pytest.raises(ValueError, match="true_adjacency must be a square"):
+        metrics.shd(np.zeros(4), A)
+    # An order must be a permutation: a repeated or missing node used to count 0.
+    for bad in ([0, 0, 1, 2], [0, 1, 2], [0, 1, 2, 4], [0.5, 1, 2, 3]):
+        with pytest.raises(ValueError, match=r"order must be a permutation of 0\.\.3"):
+            metrics.topological_divergence(bad, A)
+    backwards = [float(i) for i in reversed(list(nx.topological_sort(nx.DiGraph(A))))]
+    assert metrics.topological_divergence(backwards, A) == int(A.sum()) > 0
+    with pytest.raises(ValueError, match="est_order must be a permutation"):
+        metrics.evaluate(A, sim.Y, model.adjacency_matrix_, model.latents_, [0, 1, 1, 2])
+    cyclic = np.roll(np.eye(4, dtype=int), 1, axis=1)  # 0 -> 1 -> 2 -> 3 -> 0
+    with pytest.raises(ValueError, match="directed cycle"):
+        metrics.evaluate(A, sim.Y, cyclic, model.latents_)
+    assert metrics.evaluate(A, sim.Y, cyclic, model.latents_, [0, 1, 2, 3])["shd"] >= 1
+    with pytest.raises(ValueError, match=r"est_latents\[1\] contains NaN"):
+        metrics.evaluate(A, sim.Y, model.adjacency_matrix_,
+                         [y if k != 1 else np.full_like(y, np.nan)
+                          for k, y in enumerate(model.latents_)])
+    with pytest.raises(TypeError, match="call fit first"):
+        metrics.evaluate_model(CREATOR(4), sim)
