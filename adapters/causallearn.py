@@ -51,6 +51,11 @@ __all__ = [
 
 
 def _check_adjacency(adjacency) -> np.ndarray:
+    if hasattr(adjacency, "get_params") or hasattr(adjacency, "estimator"):
+        raise TypeError(
+            f"adjacency must be an adjacency matrix; got a {type(adjacency).__name__}. For a "
+            "fitted CREATOR pass model.adjacency_matrix_, or "
+            "get causal-learn's result directly from creator_plugin.adapters.creator(...).")
     A = np.asarray(adjacency)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"adjacency must be a square (d, d) matrix; got shape {A.shape}.")

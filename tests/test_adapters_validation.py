@@ -101,6 +101,8 @@ def test_bad_graph_inputs():
         to_general_graph(np.eye(2))
     with pytest.raises(ValueError, match="square"):
         to_general_graph(np.zeros((2, 3)))
+    with pytest.raises(TypeError, match="pass model.adjacency_matrix_"):
+        to_general_graph(CREATOR(2))  # a model, not its adjacency: no "shape ()" puzzle
     from causallearn.graph.Edge import Edge
     from causallearn.graph.Endpoint import Endpoint
     from causallearn.graph.GeneralGraph import GeneralGraph
