@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,6 +101,38 @@ def _standardise(e: np.ndarray) -> np.ndarray:
     return (e - e.mean()) / e.std()
 
 
+def _whole(value, name: str, low: int) -> int:
+    """``value`` as an int >= ``low``; a clear error for fractions, bools and text."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, float)) or (
+            isinstance(value, float) and not value.is_integer()):
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    if int(value) < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    return int(value)
+
+
+def _check_numbers(*, edge_prob=0.5, measurement_noise=0.0, weight_scale=1.0,
+                   noise_shape=None, noise_scale_range=(0.5, 1.5)) -> None:
+    """The generators' real-valued parameters: finite and in range, or a clear error."""
+    def real(v, name):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise ValueError(f"{name} must be a finite number; got {v!r}.")
+        return float(v)
+
+    if not 0.0 <= real(edge_prob, "edge_prob") <= 1.0:
+        raise ValueError(f"edge_prob must be in [0, 1]; got {edge_prob!r}.")
+    if real(measurement_noise, "measurement_noise") < 0:
+        raise ValueError(f"measurement_noise must be >= 0; got {measurement_noise!r}.")
+    real(weight_scale, "weight_scale")
+    if noise_shape is not None and real(noise_shape, "noise_shape") <= 0:
+        raise ValueError(f"noise_shape must be None or > 0; got {noise_shape!r}.")
+    bounds = tuple(noise_scale_range) if np.ndim(noise_scale_range) == 1 else ()
+    if len(bounds) != 2 or not 0 < real(bounds[0], "noise_scale_range[0]") <= real(
+            bounds[1], "noise_scale_range[1]"):
+        raise ValueError(
+            f"noise_scale_range must be two numbers 0 < low <= high; got {noise_scale_range!r}.")
+
+
 def simulate(
     n_latent: int = 5,
     n_environments: int = 5,
@@ -175,9 +208,10 @@ def simulate(
     (``mixing="gaussian"``) or one non-zero entry per row (``"pure"``).
     """
     rng = as_generator(random_state)
-    d, K = int(n_latent), int(n_environments)
-    if d < 1 or K < 1:
-        raise ValueError("n_latent and n_environments must be >= 1.")
+    d, K = _whole(n_latent, "n_latent", 1), _whole(n_environments, "n_environments", 1)
+    _check_numbers(edge_prob=edge_prob, measurement_noise=measurement_noise,
+                   weight_scale=weight_scale, noise_shape=noise_shape,
+                   noise_scale_range=noise_scale_range)
     if mixing not in ("gaussian", "pure"):
         raise ValueError(f"mixing must be 'gaussian' or 'pure', got {mixing!r}.")
     if mixing == "pure":
@@ -304,7 +338,10 @@ def simulate_dask(
     import dask.array as da
 
     rng = as_generator(random_state)
-    d, K = int(n_latent), int(n_environments)
+    d, K = _whole(n_latent, "n_latent", 1), _whole(n_environments, "n_environments", 1)
+    n_samples = _whole(n_samples, "n_samples", 2)
+    chunk_rows = _whole(chunk_rows, "chunk_rows", 1)
+    _check_numbers(edge_prob=edge_prob, measurement_noise=measurement_noise)
     p = d if n_features is None else int(n_features)
     if p < d:
         raise ValueError(f"n_features={p} must be >= n_latent={d}.")
@@ -429,11 +466,9 @@ def _zoo(
 ) -> Simulation:
     """Shared generator of the zoo: one random DAG, K environments, Gaussian mixing."""
     rng = as_generator(random_state)
-    d, K = int(n_latent), int(n_environments)
-    if d < 1 or K < 1:
-        raise ValueError(
-            f"n_latent and n_environments must be >= 1, got {n_latent!r} and {n_environments!r}."
-        )
+    d, K = _whole(n_latent, "n_latent", 1), _whole(n_environments, "n_environments", 1)
+    _check_numbers(edge_prob=edge_prob, measurement_noise=measurement_noise,
+                   weight_scale=weight_scale)
     p = d if n_features is None else int(n_features)
     if p < d:
         raise ValueError(f"n_features={p} must be >= n_latent={d}.")

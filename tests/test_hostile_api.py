@@ -119,6 +119,32 @@ def test_simulate_refuses_too_few_rows(n):
         simulate(2, 2, n)
 
 
+@pytest.mark.parametrize("kwargs,name", [
+    ({"edge_prob": 2.0}, "edge_prob"), ({"edge_prob": float("nan")}, "edge_prob"),
+    ({"measurement_noise": -0.1}, "measurement_noise"),
+    ({"weight_scale": float("nan")}, "weight_scale"), ({"weight_scale": "1"}, "weight_scale"),
+    ({"noise_shape": 0.0}, "noise_shape"), ({"noise_scale_range": (2.0, 1.0)}, "noise_scale_range"),
+    ({"noise_scale_range": (0.0, 1.0)}, "noise_scale_range"),
+    ({"noise_scale_range": 1.0}, "noise_scale_range"),
+    ({"n_latent": 2.5}, "n_latent"), ({"n_environments": True}, "n_environments"),
+])
+def test_simulators_refuse_parameters_that_gave_nan_or_silent_nonsense(kwargs, name):
+    from creator_plugin import simulate, simulate_dask, simulate_family
+
+    args = {"n_latent": 2, "n_environments": 2, "n_samples": 50, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        simulate(**args)
+    shared = {"edge_prob", "measurement_noise", "n_latent", "n_environments"}
+    if name in shared:
+        with pytest.raises(ValueError, match=name):
+            simulate_dask(**args)
+    if name in ("n_latent", "n_environments"):  # the families fix the rest
+        with pytest.raises(ValueError, match=name):
+            simulate_family("paper", **args)
+    with pytest.raises(ValueError, match="chunk_rows"):
+        simulate_dask(2, 2, 50, chunk_rows=0)
+
+
 def test_adjacency_from_networkx_refuses_non_dags():
     import networkx as nx
 
