@@ -112,5 +112,12 @@ def _select_columns(df, args: argparse.Namespace, path: Path):
 def _check_known(df, names, option: str, path: Path) -> None:
     unknown = [c for c in names if c not in df.columns]
     if unknown:
+        hint = ""
+        if df.shape[1] == 1:
+            seps = [name for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"))
+                    if sep in str(df.columns[0])]
+            if seps:
+                hint = (f" The file has one column whose name holds {seps[0]}: it is not "
+                        "comma-separated; save it as a CSV with commas.")
         raise UserError(f"{option} {unknown if len(unknown) > 1 else repr(unknown[0])} is not "
-                        f"a column of {path} (columns: {list(df.columns)}).")
+                        f"a column of {path} (columns: {list(df.columns)}).{hint}")

@@ -405,3 +405,14 @@ def test_fit_quality_resamples_reaches_the_verdict(csv_file, tmp_path):
     assert len(stability["differences"]) + len(stability["failures"]) == 2
     model = CREATOR.load(tmp_path / "out" / "model.npz")
     assert model.quality_resamples == 2
+
+
+@pytest.mark.parametrize("sep,word", [(";", "semicolons"), ("\t", "tabs")])
+def test_a_file_not_separated_by_commas_is_named_as_such(tmp_path, capsys, sep, word):
+    sim = simulate(2, 2, 50, random_state=0)
+    df = pd.concat([pd.DataFrame(x, columns=["a", "b"]).assign(lab=k) for k, x in enumerate(sim.X)])
+    df.to_csv(tmp_path / "d.csv", index=False, sep=sep)
+    assert main(["fit", str(tmp_path / "d.csv"), "--env-column", "lab", "--n-latent", "2",
+                 "--out", str(tmp_path / "o")]) == 2
+    _one_error_line(capsys, f"holds {word}: it is not comma-separated")
+    assert not (tmp_path / "o").exists()
