@@ -98,7 +98,7 @@ def _as_float_matrix(a, name: str):
         n_inf = int(np.isinf(arr).sum())
         raise ValueError(
             f"{name} contains non-finite values ({n_nan} NaN, {n_inf} inf); "
-            "remove or impute them before fitting."
+            "remove or impute them first."
         )
     return arr
 

@@ -668,6 +668,13 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
 
     # --------------------------------------------------------------- transform
     def _check_X(self, X, name: str = "X", n_cols: int | None = None) -> np.ndarray:
+        if isinstance(X, (list, tuple)) and X and all(np.ndim(x) == 2 for x in X):
+            raise ValueError(
+                f"{name} is a list of {len(X)} arrays; this method maps one array of rows "
+                f"(n, {n_cols or self.n_features_in_}) from any environment. For one result "
+                "per environment call it on each: "
+                f"[model.{'inverse_transform' if name == 'L' else 'transform'}(x) for x in "
+                f"{'L_list' if name == 'L' else 'X_list'}].")
         arr = _as_float_matrix(X, name)
         n_cols = self.n_features_in_ if n_cols is None else n_cols
         if arr.shape[1] != n_cols:

@@ -86,6 +86,13 @@ def test_transform_reproduces_latents_and_inverse(fit):
         np.testing.assert_allclose(model.transform(X), L, atol=1e-10)
         # Noise-free data lies in col(H): the decoder reconstructs it exactly.
         np.testing.assert_allclose(model.inverse_transform(L), X, atol=1e-6 * np.abs(X).max())
+    # A list of environments (what fit takes) is named, not read as a 3-D array.
+    with pytest.raises(ValueError, match=r"list of 3 arrays.*\[model\.transform\(x\)"):
+        model.transform(sim.X)
+    with pytest.raises(ValueError, match=r"\[model\.inverse_transform\(x\) for x in L_list"):
+        model.inverse_transform(model.latents_)
+    with pytest.raises(ValueError, match="remove or impute them first"):
+        model.transform(np.full((2, 6), np.nan))
 
 
 def test_fit_with_environment_labels_matches_list_input(fit):
