@@ -352,3 +352,18 @@ def test_factor_test_names_a_singular_correlation_matrix():
         factor_lr_test([np.eye(4), S], [100, 100], 1)
     with pytest.raises(ValueError, match="symmetric 4 x 4"):
         factor_lr_test([np.eye(4), np.eye(3)], [100, 100], 1)
+
+
+def test_few_rows_per_environment_test_a_third_as_many_columns():
+    # 40 rows per environment, 100 measurements of 3 latents: with 60 columns
+    # the tests' chi-square fails (it chose 17 latents here, and the verdict
+    # said n_latent=3 leaves out signal); a third of the rows keeps it valid.
+    sim = simulate(3, 4, 40, n_features=100, measurement_noise=0.05, random_state=0)
+    ev = n_latent_evidence(sim.X, 3, random_state=0)
+    assert ev["n_columns_tested"] == 13 and ev["status"] == "consistent"
+    assert n_latent_evidence(sim.X, 2, random_state=0)["status"] == "too_few"
+    assert select_n_latent(sim.X, random_state=0).n_latent == 3
+    assert n_latent_evidence(sim.X, 3, random_state=0, max_columns=None)["n_columns_tested"] == 13
+    # Enough rows: the column cap alone applies, as before.
+    many = simulate(3, 4, 300, n_features=100, measurement_noise=0.05, random_state=0)
+    assert n_latent_evidence(many.X, 3, random_state=0)["n_columns_tested"] == 60
