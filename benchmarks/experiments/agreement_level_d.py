@@ -145,13 +145,14 @@ def compare(paths: list[str]) -> None:
               + " |")
 
 
-def refinement(paths: list[str], d: int = 10) -> None:
-    """Rows of ``disentangle="evidence"`` against the current defaults' (without ``measured``)."""
+def refinement(paths: list[str], d: int = 10, family: str | None = None) -> None:
+    """Rows of ``disentangle="evidence"`` against the current defaults' (without
+    ``measured``, or of ``family`` only)."""
     from creator_plugin.quality import order_levels
 
     rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
-    rows = [r for r in rows if r["d"] == d and r["family"] != "measured"
-            and r.get("status", "ok") == "ok"]
+    rows = [r for r in rows if r["d"] == d and r.get("status", "ok") == "ok"
+            and (r["family"] == family if family else r["family"] != "measured")]
     levels = order_levels(d)
     print("| simulator | settings | fits | mean SHD | SHD <= 1 | SHD >= 2 | "
           "flagged, SHD <= 1 | flagged, SHD >= 2 |")
@@ -186,13 +187,15 @@ def main() -> None:
     c.add_argument("paths", nargs="+")
     f = sub.add_parser("refinement")
     f.add_argument("paths", nargs="+")
+    f.add_argument("--family", default=None,
+                   help="only this family (default: every family but measured)")
     args = parser.parse_args()
     if args.command == "run":
         run(args)
     elif args.command == "compare":
         compare(args.paths)
     elif args.command == "refinement":
-        refinement(args.paths)
+        refinement(args.paths, family=args.family)
     else:
         summary(args.paths, [float(x) for x in args.levels.split(",")])
 
