@@ -226,6 +226,7 @@ def reduce_environments(
                 "the environments' scales differ by so many orders of magnitude that "
                 f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
                 f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
+                + _dominant_row_note(X_red)
             )
     keep = np.setdiff1d(np.arange(p), ignored)
     if keep.size <= d:
@@ -293,3 +294,26 @@ def _r2_from_spectrum(eigvals: np.ndarray, vt: np.ndarray) -> np.ndarray:
     """``1 - 1 / (C + ridge I)^-1_jj`` for a correlation matrix ``C = vt.T diag(eigvals) vt``."""
     precision_diag = (vt**2 / (eigvals + _R2_RIDGE)[:, None]).sum(axis=0)
     return 1.0 - 1.0 / precision_diag
+
+
+def _dominant_row_note(X_red: list[np.ndarray], share: float = 0.5) -> str:
+    """A sentence naming a row that carries most of a kept direction's variance, or ''.
+
+    A gross outlier (a data error) makes a direction of its own in the pooled
+    principal components; the environments without it then do not vary there.
+    """
+    total = sum((x**2).sum(axis=0) for x in X_red)
+    total = np.where(total > 0, total, np.inf)
+    best = (0.0, 0, 0)
+    for k, x in enumerate(X_red):
+        if x.size:
+            sq = x**2 / total
+            i, j = np.unravel_index(int(np.argmax(sq)), sq.shape)
+            if sq[i, j] > best[0]:
+                best = (float(sq[i, j]), k, int(i))
+    if best[0] <= share:
+        return ""
+    return (f" One row carries {best[0]:.0%} of a kept direction's variance (row {best[2]} "
+            f"of X_list[{best[1]}]): an outlier or a data error makes a direction of its own; "
+            "check that row.")
+

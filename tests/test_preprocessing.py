@@ -8,7 +8,11 @@ import pytest
 
 from creator_plugin import metrics, simulate
 from creator_plugin._passes import column_moments, pooled_gram, pooled_r_factor
-from creator_plugin.preprocessing import _r2_on_other_columns, reduce_environments
+from creator_plugin.preprocessing import (
+    _dominant_row_note,
+    _r2_on_other_columns,
+    reduce_environments,
+)
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +201,14 @@ def test_an_environment_lost_to_the_others_scales_is_refused_with_both_causes():
     with pytest.raises(ValueError, match=r"X_list\[0\] is rank deficient.*scales differ.*"
                                          r"condition number of \d"):
         reduce_environments(X, 3)
+
+
+def test_a_gross_outlier_is_named_when_it_makes_a_direction_of_its_own():
+    sim = simulate(3, 4, 500, n_features=6, measurement_noise=0.02, random_state=0)
+    X = [x.copy() for x in sim.X]
+    X[0][3] = 1e6  # one corrupted row
+    with pytest.raises(ValueError, match=r"rank deficient.*row 3 of X_list\[0\]"):
+        reduce_environments(X, 3)
+    # Without the outlier the same data reduce, and no row is named.
+    X_red, _ = reduce_environments(sim.X, 3)
+    assert _dominant_row_note(X_red) == ""
