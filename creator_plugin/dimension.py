@@ -65,9 +65,10 @@ FACTOR_FTOL, FACTOR_GTOL = 1e-12, 1e-7
 MAX_TEST_COLUMNS = 60
 #: Rows of the smallest environment per tested column, at least: with fewer,
 #: the tests' chi-square approximation fails and a true factor model is
-#: rejected (d = 3, K = 4, 5 % measurement noise: 5 of 30 data sets at two
-#: rows per column, 30 of 30 at 1.3, at most one of 40 from three rows per
-#: column on; docs: results, verdict, "Few rows per environment").
+#: rejected (d = 3, K = 4, 5 % measurement noise, 30-120 rows: at most one of
+#: 40 data sets from three rows per column on, two of 40 at 2.5, and on other
+#: seeds 14 to 20 of 20 at one to two rows per column; docs: results,
+#: verdict, "Few rows per environment").
 ROWS_PER_TESTED_COLUMN = 3
 #: Rows (at least; 10 per tested column otherwise) of the seeded subsample
 #: on which :func:`n_latent_evidence` finds the linearly independent columns.

@@ -16,6 +16,7 @@ Workloads: the zoo's ``measured`` family (p = 4d, 5 % measurement noise) on
 both simulators at d = 5, K = 5, and the package's ``simulate`` with p = n
 and p = 2n measurements (5 % measurement noise), d = 3 and 5, K = 4.
 
+    python rows_per_column.py choose            # the tuning runs the rule was chosen on
     python rows_per_column.py run FIRST_SEED SEEDS OUT.jsonl
     python rows_per_column.py summary OUT.jsonl
 """
@@ -141,8 +142,30 @@ def summary(paths: list[str]) -> str:
     return "\n".join(lines)
 
 
+def choose() -> None:
+    """Seeds 2000-2039, d = 3, K = 4: false rejections of the true model and
+    detections of d - 1, with every column tested, at 2.5, 3 and 4 rows per column."""
+    dimension._column_budget = lambda X_list, m: m
+    for n in (30, 45, 60, 90, 120):
+        for rows_per_column in (2.5, 3, 4):
+            p = int(n / rows_per_column)
+            if p < 7:
+                continue
+            false = found = 0
+            for s in range(2000, 2040):
+                X = simulate(3, 4, n, n_features=p, measurement_noise=0.05, random_state=s).X
+                false += dimension.n_latent_evidence(X, 3, random_state=0, max_columns=None)[
+                    "status"] == "too_few"
+                found += dimension.n_latent_evidence(X, 2, random_state=0, max_columns=None)[
+                    "status"] == "too_few"
+            print(f"n = {n}, p = {p} ({n / p:.1f} rows per column): true model rejected in "
+                  f"{false} of 40, d - 1 in {found} of 40", flush=True)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "run":
+    if sys.argv[1] == "choose":
+        choose()
+    elif sys.argv[1] == "run":
         run(int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
     else:
         print(summary(sys.argv[2:]))
