@@ -644,12 +644,28 @@ def _conditioned(S: np.ndarray) -> np.ndarray:
     return np.sort(keep)
 
 
-def _column_budget(X_list: list, max_columns: int | None) -> int:
-    """Most columns the factor tests use: ``max_columns`` (all if None), and at
-    most ``ROWS_PER_TESTED_COLUMN`` rows of the smallest environment per column."""
-    n_min = min(int(x.shape[0]) for x in X_list)
-    limit = max(n_min // ROWS_PER_TESTED_COLUMN, 1)
-    return limit if max_columns is None else min(max_columns, limit)
+def _columns_to_test(k: int) -> int:
+    """Fewest columns on which a k-factor model is testable (``ledermann_bound(m) >= k``)."""
+    m = k + 1
+    while ledermann_bound(m) < k:
+        m += 1
+    return m
+
+
+def _column_budget(X_list: list, max_columns: int | None, need: int | None = None) -> int | None:
+    """Most columns the factor tests use.
+
+    ``max_columns`` (all if None), and at most one column per
+    ``ROWS_PER_TESTED_COLUMN`` rows of the smallest environment, but never
+    fewer than a ``need``-factor model needs to be testable (with very few
+    rows the rule would leave nothing to test).
+    """
+    p = int(X_list[0].shape[1])
+    cap = p if max_columns is None else min(p, max_columns)
+    limit = max(min(int(x.shape[0]) for x in X_list) // ROWS_PER_TESTED_COLUMN, 1)
+    if need is not None:
+        limit = max(limit, _columns_to_test(need))
+    return max_columns if limit >= cap else limit
 
 
 def _common_unit_covariances(
@@ -744,7 +760,10 @@ def select_n_latent(
         ``ROWS_PER_TESTED_COLUMN`` (3) rows of the smallest environment is
         tested, for the same reason: with 80 rows per environment and 60
         columns a true 3-factor model was rejected in every one of 30 data
-        sets, and the choice was up to 17 for d = 3.
+        sets, and the choice was up to 17 for d = 3. When that leaves too
+        few columns for any model that fits to be testable, the subset
+        widens to the fewest columns that can test one factor more, up to
+        ``max_columns``.
     random_state : int, Generator or None
         Seeds the column subsets and the row subsample that finds the
         independent columns (unused with at most ``max_columns`` columns).
@@ -785,8 +804,28 @@ def select_n_latent(
     ):
         raise ValueError(f"max_columns must be None or an integer >= 4, got {max_columns!r}.")
     X_list = check_environments(X, environments)
+    budget = _column_budget(X_list, max_columns)
+    chosen = _select(X_list, alpha, standardize, budget, random_state)
     p = X_list[0].shape[1]
-    max_columns = _column_budget(X_list, max_columns)
+    cap = p if max_columns is None else min(p, max_columns)
+    tested = budget
+    while budget != max_columns and chosen.decided_by in ("rank", "all_directions"):
+        # The rows allow too few columns to test a model that fits (the answer
+        # would be the subset's width): test one factor more on the fewest
+        # columns that can show it, up to the cap (as before the row rule).
+        wider = _columns_to_test(chosen.max_testable + 1)
+        if wider <= tested:  # collinear columns: a wider subset shows no more
+            wider = cap
+        budget = max_columns if wider >= cap else wider
+        tested = wider
+        chosen = _select(X_list, alpha, standardize, budget, random_state)
+    return chosen
+
+
+def _select(X_list: list, alpha: float, standardize: bool, max_columns: int | None,
+            random_state) -> DimensionSelection:
+    """:func:`select_n_latent` on validated environments with a given column cap."""
+    p = X_list[0].shape[1]
     # Dask arrays always take the moment-based route (nothing is stacked).
     subset = (max_columns is not None and p > max_columns) or any(map(is_dask, X_list))
     constant = "X: every column is constant within every environment."
@@ -1099,8 +1138,10 @@ def n_latent_evidence(
     max_columns : int or None, default=MAX_TEST_COLUMNS
         Most columns tested; None tests all (cubic cost in p). Either way at
         most one column per ``ROWS_PER_TESTED_COLUMN`` (3) rows of the
-        smallest environment is tested: with fewer rows per column the
-        test's chi-square approximation fails and it rejects true models.
+        smallest environment is tested (with fewer rows per column the
+        test's chi-square approximation fails and it rejects true models),
+        but never fewer than an ``n_latent``-factor model needs to be
+        testable.
     random_state : int, Generator or None
         Seeds the column subset and the row subsample (unused when the data
         have at most ``max_columns`` columns and ``RANK_ROWS`` rows).
@@ -1116,7 +1157,7 @@ def n_latent_evidence(
         and ``n_columns``.
     """
     X_list = check_environments(X, environments)
-    max_columns = _column_budget(X_list, max_columns)
+    max_columns = _column_budget(X_list, max_columns, need=n_latent)
     cols, mats, sizes, scope, p = _test_inputs(X_list, max_columns, as_generator(random_state))
     r = int(cols.size)
     bound = ledermann_bound(r)

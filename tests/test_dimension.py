@@ -367,3 +367,20 @@ def test_few_rows_per_environment_test_a_third_as_many_columns():
     # Enough rows: the column cap alone applies, as before.
     many = simulate(3, 4, 300, n_features=100, measurement_noise=0.05, random_state=0)
     assert n_latent_evidence(many.X, 3, random_state=0)["n_columns_tested"] == 60
+
+
+def test_very_few_rows_test_the_fewest_columns_that_can_show_a_model():
+    # 15 rows per environment allow 5 columns by the row rule, on which no
+    # 3-factor model is testable: the choice then widens the subset one
+    # testable factor at a time (it was 15 with all 50 columns, and would be
+    # the subset's width, 5, without widening), and the check tests n_latent
+    # on the fewest columns that can (7).
+    sim = simulate(3, 4, 15, n_features=50, measurement_noise=0.05, random_state=1)
+    sel = select_n_latent(sim.X, random_state=0)
+    assert sel.n_latent == 3 and sel.decided_by == "factor_lr_test"
+    ev = n_latent_evidence(sim.X, 3, random_state=0)
+    assert ev["n_columns_tested"] == 7 and ev["status"] == "consistent"
+    # Collinear columns (rank 3 of 14) end the widening at the rank.
+    exact = simulate(3, 4, 20, n_features=6, random_state=0)
+    X = [np.column_stack([x, x, x[:, :2]]) for x in exact.X]
+    assert select_n_latent(X, random_state=0).n_latent == 3

@@ -87,7 +87,7 @@ def _timed(fn, *args, **kwargs):
 def measure(X: list[np.ndarray], d: int) -> dict:
     """Both variants' choice, false alarm at d and detection at d - 1 (None: timed out)."""
     out = {}
-    for variant, budget in (("budget", _budget), ("no_budget", lambda X_list, m: m)):
+    for variant, budget in (("budget", _budget), ("no_budget", lambda X_list, m, need=None: m)):
         dimension._column_budget = budget
         try:
             with warnings.catch_warnings():
@@ -145,7 +145,7 @@ def summary(paths: list[str]) -> str:
 def choose() -> None:
     """Seeds 2000-2039, d = 3, K = 4: false rejections of the true model and
     detections of d - 1, with every column tested, at 2.5, 3 and 4 rows per column."""
-    dimension._column_budget = lambda X_list, m: m
+    dimension._column_budget = lambda X_list, m, need=None: m
     for n in (30, 45, 60, 90, 120):
         for rows_per_column in (2.5, 3, 4):
             p = int(n / rows_per_column)
