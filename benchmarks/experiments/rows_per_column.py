@@ -13,8 +13,10 @@ leaving out signal (``n_latent_evidence`` status ``"too_few"``: a false
 alarm of the verdict) and whether ``n_latent = d - 1`` is (power).
 
 Workloads: the zoo's ``measured`` family (p = 4d, 5 % measurement noise) on
-both simulators at d = 5, K = 5, and the package's ``simulate`` with p = n
-and p = 2n measurements (5 % measurement noise), d = 3 and 5, K = 4.
+both simulators at d = 5, K = 5; the package's ``simulate`` with p = n
+and p = 2n measurements (5 % measurement noise), d = 3 and 5, K = 4; and
+with 15 or 20 rows per environment and p = 12 or 50 (d = 3, K = 4), where
+the rule alone would leave too few columns to test three latents.
 
     python rows_per_column.py choose            # the tuning runs the rule was chosen on
     python rows_per_column.py run FIRST_SEED SEEDS OUT.jsonl
@@ -45,6 +47,9 @@ def cells() -> list[dict]:
            for sim in ("package", "independent") for n in (30, 45, 60, 120)]
     out += [{"workload": f"simulate p = {ratio}n", "simulator": "simulate", "d": d, "K": 4,
              "n": n, "ratio": ratio} for d in (3, 5) for n in (40, 80, 160) for ratio in (1, 2)]
+    # Very few rows: the row rule alone would leave too few columns to test d = 3.
+    out += [{"workload": f"simulate p = {p}", "simulator": "simulate", "d": 3, "K": 4, "n": n,
+             "p": p} for n in (15, 20) for p in (12, 50)]
     return out
 
 
@@ -54,8 +59,9 @@ def data(cell: dict, seed: int) -> list[np.ndarray]:
     if cell["simulator"] == "independent":
         return independent_simulator.simulate("measured", cell["d"], cell["K"], cell["n"],
                                               seed=seed).X
-    return simulate(cell["d"], cell["K"], cell["n"], n_features=cell["ratio"] * cell["n"],
-                    measurement_noise=0.05, random_state=seed).X
+    p = cell["p"] if "p" in cell else cell["ratio"] * cell["n"]
+    return simulate(cell["d"], cell["K"], cell["n"], n_features=p, measurement_noise=0.05,
+                    random_state=seed).X
 
 
 #: Seconds a single call may take; without the budget, data whose every
