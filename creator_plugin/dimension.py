@@ -759,8 +759,9 @@ def select_n_latent(
         every column (cubic cost in p). Either way at most one column per
         ``ROWS_PER_TESTED_COLUMN`` (3) rows of the smallest environment is
         tested, for the same reason: with 80 rows per environment and 60
-        columns a true 3-factor model was rejected in every one of 30 data
-        sets, and the choice was up to 17 for d = 3. When that leaves too
+        columns a true 3-factor model was rejected in all 20 data sets of a
+        fresh check, and the choice was right in none (docs: results,
+        verdict, "Few rows per environment"). When that leaves too
         few columns for any model that fits to be testable, the subset
         widens to the fewest columns that can test one factor more, up to
         ``max_columns``.
