@@ -296,24 +296,33 @@ def _r2_from_spectrum(eigvals: np.ndarray, vt: np.ndarray) -> np.ndarray:
     return 1.0 - 1.0 / precision_diag
 
 
+def _dominant_row(centred: list[np.ndarray]) -> tuple[float, int, int, int]:
+    """Largest share of a column's pooled sum of squares carried by one row.
+
+    ``centred``: every environment centred on its own mean. Returns the share,
+    the environment, the row and the column where it is.
+    """
+    total = sum((x**2).sum(axis=0) for x in centred)
+    total = np.where(total > 0, total, np.inf)
+    best = (0.0, 0, 0, 0)
+    for k, x in enumerate(centred):
+        if x.size:
+            sq = x**2 / total
+            i, j = np.unravel_index(int(np.argmax(sq)), sq.shape)
+            if sq[i, j] > best[0]:
+                best = (float(sq[i, j]), k, int(i), int(j))
+    return best
+
+
 def _dominant_row_note(X_red: list[np.ndarray], share: float = 0.5) -> str:
     """A sentence naming a row that carries most of a kept direction's variance, or ''.
 
     A gross outlier (a data error) makes a direction of its own in the pooled
     principal components; the environments without it then do not vary there.
     """
-    total = sum((x**2).sum(axis=0) for x in X_red)
-    total = np.where(total > 0, total, np.inf)
-    best = (0.0, 0, 0)
-    for k, x in enumerate(X_red):
-        if x.size:
-            sq = x**2 / total
-            i, j = np.unravel_index(int(np.argmax(sq)), sq.shape)
-            if sq[i, j] > best[0]:
-                best = (float(sq[i, j]), k, int(i))
-    if best[0] <= share:
+    found, k, i, _ = _dominant_row(X_red)
+    if found <= share:
         return ""
-    return (f" One row carries {best[0]:.0%} of a kept direction's variance (row {best[2]} "
-            f"of X_list[{best[1]}]): an outlier or a data error makes a direction of its own; "
+    return (f" One row carries {found:.0%} of a kept direction's variance (row {i} "
+            f"of X_list[{k}]): an outlier or a data error makes a direction of its own; "
             "check that row.")
-

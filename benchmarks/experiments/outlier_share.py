@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from creator_plugin import CREATOR, metrics
+from creator_plugin.preprocessing import _dominant_row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from zoo import data_of  # noqa: E402
@@ -38,15 +39,8 @@ MAGNITUDES = (10, 30, 100, 1000)
 def dominant_row(latents: list[np.ndarray]) -> dict:
     """Largest share of a latent's pooled within-environment sum of squares in one row."""
     centred = [np.asarray(L, float) - np.asarray(L, float).mean(axis=0) for L in latents]
-    within = sum((c**2).sum(axis=0) for c in centred)
-    within = np.where(within > 0, within, np.inf)
-    best = {"share": 0.0, "environment": 0, "row": 0, "latent": 0}
-    for k, c in enumerate(centred):
-        sq = c**2 / within
-        i, j = np.unravel_index(int(np.argmax(sq)), sq.shape)
-        if sq[i, j] > best["share"]:
-            best = {"share": float(sq[i, j]), "environment": k, "row": int(i), "latent": int(j)}
-    return best
+    share, k, i, j = _dominant_row(centred)
+    return {"share": share, "environment": k, "row": i, "latent": j}
 
 
 def _fit(X, adjacency, Y, seed):
