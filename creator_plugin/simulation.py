@@ -17,6 +17,7 @@ __all__ = [
     "WEIGHT_DISTRIBUTIONS",
     "NOISE_DISTRIBUTIONS",
     "FAMILIES",
+    "FIELD_FAMILIES",
     "FLAG_FAMILIES",
     "simulate_family",
 ]
@@ -623,6 +624,11 @@ FAMILIES = {
 #: clearly non-Gaussian with heterogeneous weights, where CREATOR should fit).
 #: The interventional ones are outside CREATOR's heterogeneity condition:
 #: only the intervened nodes change between environments.
+#: The field's own generators (LinCD's, LSCALE-I's, UMNI-CRL's and Multi-Node-CRL's),
+#: registered in FAMILIES by :mod:`creator_plugin.benchmark.field_generators`
+#: when it is imported (:func:`simulate_family` imports it for these names).
+FIELD_FAMILIES = ("lincd", "lscale_i", "umni_crl", "multi_node_crl")
+
 FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise", "single_node_hard",
                  "single_node_hard_laplace", "single_node_soft", "multi_node")
 
@@ -635,6 +641,7 @@ def simulate_family(
     *,
     n_features: int | None = None,
     random_state=None,
+    noise: str | None = None,
 ) -> Simulation:
     """Simulate one named family of the workload zoo.
 
@@ -663,6 +670,11 @@ def simulate_family(
     n_features : int, optional
         Observed dimension p (family default otherwise).
     random_state : int, Generator or None
+    noise : {"gaussian", "laplace"}, optional
+        For the field's own generators only (:data:`FIELD_FAMILIES`:
+        ``"lincd"``, ``"lscale_i"``, ``"umni_crl"``, ``"multi_node_crl"``,
+        :mod:`creator_plugin.benchmark.field_generators`); default
+        ``"gaussian"``, the authors' law.
 
     Returns
     -------
@@ -676,11 +688,20 @@ def simulate_family(
     >>> len(sim.X), sim.X[0].shape
     (3, (200, 4))
     """
+    if family in FIELD_FAMILIES:
+        from .benchmark import field_generators  # noqa: F401 (registers them in FAMILIES)
     if not isinstance(family, str) or family not in FAMILIES:
-        raise ValueError(f"family must be one of {sorted(FAMILIES)}, got {family!r}.")
+        names = sorted({*FAMILIES, *FIELD_FAMILIES})
+        raise ValueError(f"family must be one of {names}, got {family!r}.")
+    extra = {}
+    if noise is not None:
+        if family not in FIELD_FAMILIES:
+            raise ValueError(f"noise is for the families {list(FIELD_FAMILIES)}; {family!r} "
+                             "fixes its own noise laws.")
+        extra["noise"] = noise
     if n_environments is None:
         # each generator's own default (5, or n_latent + 1 for the interventional ones)
         return FAMILIES[family](n_latent, n_samples=n_samples, n_features=n_features,
-                                random_state=random_state)
+                                random_state=random_state, **extra)
     return FAMILIES[family](n_latent, n_environments, n_samples, n_features=n_features,
-                            random_state=random_state)
+                            random_state=random_state, **extra)

@@ -97,7 +97,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "paper, heavy_tails, wide_scales, signed_weights, measured, unequal_n, "
                           "near_gaussian, weak_weights, discrete_noise, and the interventional "
                           "single_node_hard, single_node_hard_laplace, single_node_soft, "
-                          "multi_node); one cell per family")
+                          "multi_node, and the field's own generators lincd, lscale_i, "
+                          "umni_crl, multi_node_crl); one cell per family")
+    sim.add_argument("--noise", nargs="+", default=None, choices=("gaussian", "laplace"),
+                     help="noise law of the field's own generators (lincd, lscale_i, umni_crl, "
+                          "multi_node_crl; default gaussian, the authors'); one cell per law")
     sim.add_argument("--indicators-per-latent", type=int, nargs="+", metavar="M",
                      help="measurements per latent with --mixing pure (default 3)")
     data = parser.add_argument_group("your data with its truth (instead of a preset)")
@@ -147,7 +151,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 _SIM_FLAGS = ("d", "K", "n", "p", "setting", "edge_prob", "measurement_noise", "mixing", "family",
-              "indicators_per_latent")
+              "indicators_per_latent", "noise")
 _DATA_FLAGS = ("env_column", "truth_adjacency", "truth_latents", "n_latent")
 
 
@@ -220,7 +224,7 @@ def _cells(args: argparse.Namespace) -> tuple[list[dict], int]:
             measurement_noises=args.measurement_noise or (0.0,),
             mixing=args.mixing or "gaussian",
             indicators_per_latent=args.indicators_per_latent or (3,),
-            families=args.family,
+            families=args.family, noises=args.noise,
         )
         return cells, 5
     if args.quick:

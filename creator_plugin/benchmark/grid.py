@@ -83,7 +83,8 @@ THRESHOLDS: dict[str, tuple[float, ...]] = {
     "rank": PAPER_TAUS,
 }
 
-_SIM_KEYS = frozenset(inspect.signature(simulate).parameters) - {"random_state"} | {"family"}
+_SIM_KEYS = (frozenset(inspect.signature(simulate).parameters) - {"random_state"}
+             | {"family", "noise"})
 _LABEL_KEYS = frozenset({"grid", "methods", "seeding", "workload"})
 
 

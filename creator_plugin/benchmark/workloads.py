@@ -210,6 +210,7 @@ def simulation_cells(
     indicators_per_latent: Sequence[int] = (3,),
     grid: str = "custom",
     families: Sequence[str] | None = None,
+    noises: Sequence[str] | None = None,
 ) -> list[dict]:
     """Grid cells for every combination of the given simulation settings.
 
@@ -240,6 +241,11 @@ def simulation_cells(
         (one cell per family and d, K, n, p; ``settings``, ``edge_probs``,
         ``measurement_noises`` and ``mixing`` are then the family's own and
         must be left at their defaults).
+    noises : sequence of str, optional
+        ``"gaussian"`` and/or ``"laplace"``: one cell per noise law for the
+        field's own generators (``lincd``, ``lscale_i``, ``umni_crl``,
+        ``multi_node_crl``; :mod:`creator_plugin.benchmark.field_generators`),
+        which are the only families that take it.
 
     Returns
     -------
@@ -247,9 +253,21 @@ def simulation_cells(
         Cells; only settings that differ from :func:`creator_plugin.simulate`'s
         defaults are keys (so the data seeds of equal cells agree).
     """
+    if noises is not None and families is None:
+        raise ValueError("noises: only the field's families take a noise law (give families).")
     if families is not None:
-        from ..simulation import FAMILIES
+        from ..simulation import FAMILIES, FIELD_FAMILIES
+        from . import field_generators  # noqa: F401 (registers the field's families)
 
+        if noises is not None:
+            other = [f for f in families if f not in FIELD_FAMILIES]
+            if other:
+                raise ValueError(f"noises: family {other[0]!r} fixes its own noise laws; only "
+                                 f"{list(FIELD_FAMILIES)} take one.")
+            bad = [z for z in noises if z not in field_generators.NOISES]
+            if bad:
+                raise ValueError(f"noises: unknown noise {bad[0]!r}; choose from "
+                                 f"{list(field_generators.NOISES)}.")
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"families: unknown family {unknown[0]!r}; choose from "
@@ -261,13 +279,14 @@ def simulation_cells(
         from ..interventional import INTERVENTIONAL_FAMILIES
 
         cells = []
-        for fam, d, n in product(families, ds, ns):
+        for fam, d, n, z in product(families, ds, ns, noises or (None,)):
             # an interventional family needs the observational environment
-            # plus one per latent for its methods (LinCD, LSCALE-I)
-            default_K = d + 1 if fam in INTERVENTIONAL_FAMILIES else d
+            # plus one per latent for its methods (LinCD, LSCALE-I, UMNI-CRL)
+            default_K = (d + 1 if fam in INTERVENTIONAL_FAMILIES
+                         or fam in ("lincd", "lscale_i", "umni_crl") else d)
             for K in (Ks if Ks is not None else (default_K,)):
                 base = {"grid": grid, "family": fam, "n_latent": d, "n_environments": K,
-                        "n_samples": n}
+                        "n_samples": n, **({} if z is None else {"noise": z})}
                 cells += [{**base, "n_features": p} for p in ps] if ps is not None else [base]
         return cells
     cells = []
