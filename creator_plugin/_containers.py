@@ -7,14 +7,16 @@ Input names are checked the way scikit-learn checks them (its public
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import validate_data
 
-from ._validation import column_names
+from ._validation import column_keys, column_names, name_difference, names_equal
 
-__all__ = ["check_input_names", "check_latent_names", "latent_names", "wrap_observations",
-           "wrap_latent_list"]
+__all__ = ["check_input_names", "check_latent_names", "fitted_columns", "latent_names",
+           "wrap_observations", "wrap_latent_list"]
 
 _REORDER_HINT = "Select the fitted columns in their fitted order: X[model.feature_names_in_]."
 
@@ -24,13 +26,68 @@ def latent_names(n_latent: int) -> np.ndarray:
     return np.asarray([f"L{i + 1}" for i in range(n_latent)], dtype=object)
 
 
-def check_input_names(estimator, X) -> None:
-    """scikit-learn's check of ``X``'s column names against ``feature_names_in_``.
+def fitted_columns(estimator) -> list | None:
+    """The training columns' names, whatever their type (None for a model fitted on arrays).
 
-    Permuted, missing or unseen names raise scikit-learn's ``ValueError``
-    (with a hint how to reorder); an array for a model fitted on a DataFrame
-    (or the reverse) gives scikit-learn's ``UserWarning``.
+    ``column_names_in_`` when the model has it; a model saved before it
+    existed has ``feature_names_in_`` (strings) or nothing.
     """
+    keys = getattr(estimator, "column_names_in_", None)
+    if keys is not None:
+        return list(keys)
+    names = getattr(estimator, "feature_names_in_", None)
+    return None if names is None else list(names)
+
+
+def check_input_names(estimator, X) -> None:
+    """Check ``X``'s column names against the training columns'.
+
+    A DataFrame's names must be the training names in the training order,
+    whatever their type: another order, a missing or an unexpected column is
+    a ``ValueError`` naming them (for string names scikit-learn's, with a
+    hint how to reorder). An array for a model fitted on a DataFrame, or a
+    DataFrame with string names for a model fitted on arrays, gives
+    scikit-learn's ``UserWarning`` and is taken by position.
+    """
+    fitted = fitted_columns(estimator)
+    given = column_keys(X, "X")
+    if fitted is not None and given is not None:
+        if names_equal(fitted, given):
+            return
+        if all(isinstance(c, str) for c in fitted + given):
+            _sklearn_check(estimator, X)
+        missing, extra = name_difference(fitted, given)
+        if not missing and not extra:
+            raise ValueError(
+                f"X has the fitted columns in another order: {given}; the model was fitted on "
+                f"{fitted} in this order. Select them in their fitted order: "
+                "X[model.column_names_in_].")
+        parts = ([f"columns the model was not fitted on: {extra}"] if extra else []) + (
+            [f"not the fitted columns {missing}"] if missing else [])
+        raise ValueError(f"X has {' and '.join(parts)}. The model was fitted on {fitted}; "
+                         "drop the others (e.g. the environment column) or select "
+                         "X[model.column_names_in_].")
+    if fitted is None and given is not None and not all(isinstance(c, str) for c in given):
+        return  # scikit-learn: a frame without string names is unnamed
+    if fitted is not None and not all(isinstance(c, str) for c in fitted):
+        if given is None:
+            warnings.warn("X does not have valid feature names, but CREATOR was fitted with "
+                          "column names; its columns are taken by position.", UserWarning,
+                          stacklevel=3)
+        return
+    _sklearn_check(estimator, X)
+
+
+def _sklearn_check(estimator, X) -> None:
+    """scikit-learn's own check of string names (its messages and warnings).
+
+    Input of the wrong shape is left to the caller's check, which names it.
+    """
+    try:
+        if np.shape(X)[1:] != (estimator.n_features_in_,):
+            return
+    except (TypeError, ValueError, IndexError):
+        return
     try:
         validate_data(estimator, X, reset=False, skip_check_array=True)
     except ValueError as exc:
@@ -71,7 +128,12 @@ def wrap_observations(estimator, values: np.ndarray, original_input):
     if dense == "default":
         return values
     names = getattr(estimator, "feature_names_in_", None)
-    if names is None:
+    keys = fitted_columns(estimator)
+    if dense == "pandas" and keys is not None:
+        import pandas as pd
+
+        names = pd.Index(keys)  # tuples make a MultiIndex, as they came
+    elif names is None:
         names = np.asarray([f"x{i}" for i in range(values.shape[1])], dtype=object)
     return ADAPTERS_MANAGER.adapters[dense].create_container(
         values, original_input, columns=lambda: names

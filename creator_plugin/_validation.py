@@ -8,6 +8,7 @@ inside the algorithm.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -20,15 +21,23 @@ from sklearn.utils._param_validation import (
 from ._passes import is_dask
 
 __all__ = [
+    "MEMORY_FALLBACK_BYTES",
     "Interval",
     "check_environments",
     "check_labels",
+    "check_memory",
     "check_n_latent",
     "check_options",
+    "column_keys",
     "column_names",
     "environment_labels",
     "feature_names",
+    "input_columns",
     "min_samples_per_environment",
+    "name_difference",
+    "names_equal",
+    "physical_memory_bytes",
+    "split_environment_column",
 ]
 
 
@@ -59,12 +68,15 @@ def _as_float_matrix(a, name: str):
     input is not copied; the read-only flag makes any accidental write an
     error instead of a change to the caller's data. Other dtypes and pandas
     objects are converted (a copy). Dask arrays stay lazy (see
-    :func:`_as_float_dask`).
+    :func:`_as_float_dask`). Booleans, dates and durations, text, sparse
+    matrices and masked entries are refused: none of them is a measurement
+    read as it is.
     """
     if isinstance(a, (str, bytes)) or a is None:
         raise TypeError(f"{name} must be a 2-D numeric array, got {type(a).__name__}.")
     if is_dask(a):
         return _as_float_dask(a, name)
+    _refuse_sparse_or_masked(a, name)
     if hasattr(a, "dtypes") and hasattr(a, "columns"):
         a = _frame_values(a, name)
     elif hasattr(a, "to_numpy"):
@@ -77,14 +89,14 @@ def _as_float_matrix(a, name: str):
             isinstance(v, (str, bytes)) for v in arr.ravel())):
         # Text is refused even when it looks like numbers, as it is in a DataFrame.
         raise TypeError(f"{name} must contain only numbers; got text (dtype {arr.dtype}).")
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
+    _refuse_non_numbers(arr, name)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError):
             raise TypeError(
-                f"{name} must contain only numbers; got dtype {arr.dtype}."
+                f"{name} must contain only numbers; got dtype {arr.dtype}"
+                f"{_object_kinds(arr)}."
             ) from None
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real-valued; got complex dtype {arr.dtype}.")
@@ -103,6 +115,57 @@ def _as_float_matrix(a, name: str):
     return arr
 
 
+def _refuse_sparse_or_masked(a, name: str) -> None:
+    """Sparse matrices and masked arrays: numpy would read them wrongly without a word."""
+    import scipy.sparse
+
+    if scipy.sparse.issparse(a):
+        raise TypeError(
+            f"{name} is a sparse {type(a).__name__} ({a.dtype}); CREATOR needs dense data: "
+            f"pass {name}.toarray()."
+        )
+    if isinstance(a, np.ma.MaskedArray):
+        masked = int(np.ma.getmaskarray(a).sum())
+        if masked:
+            raise ValueError(
+                f"{name} is a masked array with {masked} masked entries, which numpy would "
+                "read as numbers; fill them (np.ma.filled) or drop those rows first."
+            )
+
+
+_NOT_NUMBERS = {
+    "b": "booleans (True/False)",
+    "M": "dates (datetime64)",
+    "m": "durations (timedelta64)",
+}
+
+
+def _refuse_non_numbers(arr: np.ndarray, name: str) -> None:
+    """Booleans, dates and durations convert to floats, but they are not measurements."""
+    kind = arr.dtype.kind
+    if kind == "O" and arr.size:
+        sample = arr.ravel()
+        if any(isinstance(v, (bool, np.bool_)) for v in sample):
+            kind = "b"
+        elif any(isinstance(v, (np.datetime64, np.timedelta64)) for v in sample):
+            kind = "M"
+    if kind in _NOT_NUMBERS:
+        raise TypeError(
+            f"{name} holds {_NOT_NUMBERS[kind]} (dtype {arr.dtype}), not measurements; "
+            "convert them to numbers yourself if they are meant as such (e.g. "
+            "x.astype(float)), or drop them."
+        )
+
+
+def _object_kinds(arr: np.ndarray) -> str:
+    """`` holding <types>`` for an object array: what kept it from being numbers."""
+    if arr.dtype != object:
+        return ""
+    kinds = sorted({type(v).__name__ for v in arr.ravel()[:1000]
+                    if not isinstance(v, numbers.Real)})
+    return f" holding {', '.join(kinds)}" if kinds else ""
+
+
 def _as_float_dask(a, name: str):
     """Check a dask array's shape and dtype; it stays lazy.
 
@@ -117,7 +180,11 @@ def _as_float_dask(a, name: str):
         )
     if np.issubdtype(a.dtype, np.complexfloating):
         raise TypeError(f"{name} must be real-valued; got complex dtype {a.dtype}.")
-    if not (np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.bool_)):
+    if a.dtype.kind in _NOT_NUMBERS:
+        raise TypeError(f"{name} holds {_NOT_NUMBERS[a.dtype.kind]} (dtype {a.dtype}), not "
+                        "measurements; convert them to numbers yourself if they are meant as "
+                        "such.")
+    if not np.issubdtype(a.dtype, np.number):
         raise TypeError(f"{name} must contain only numbers; got dtype {a.dtype}.")
     return a if a.dtype == np.float64 else a.astype(np.float64)
 
@@ -134,8 +201,15 @@ def _rows_by_label(data: np.ndarray, labels: np.ndarray, uniq: np.ndarray) -> li
 
 def _frame_values(df, name: str) -> np.ndarray:
     """A DataFrame's values as floats (missing as NaN), naming any non-numeric column."""
-    from pandas.api.types import is_numeric_dtype
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
+    flags = [c for c, dt in df.dtypes.items() if is_bool_dtype(dt)]
+    if flags:
+        raise TypeError(
+            f"{name} has boolean columns {flags} (True/False), not measurements; convert them "
+            "to numbers yourself if they are meant as such "
+            "(e.g. df.astype({column: float})), or drop them."
+        )
     bad = [c for c, dt in df.dtypes.items() if not is_numeric_dtype(dt)]
     if bad:
         raise TypeError(
@@ -154,54 +228,116 @@ def _row_lengths(a) -> str:
     return f"its rows have different lengths ({', '.join(map(str, lengths))})"
 
 
-def column_names(x, name: str) -> np.ndarray | None:
-    """Column names of a DataFrame-like ``x`` as scikit-learn reads them.
+def _is_frame(x) -> bool:
+    return hasattr(x, "columns") and hasattr(x, "dtypes")
 
-    Returns an object array of the names when they are all strings, None
-    for arrays and for frames whose names are not strings (e.g. ``0..p-1``).
+
+_NAME_TYPES = "strings, integers, floats (not NaN), booleans or tuples of these (a MultiIndex)"
+
+
+def _plain_name(v):
+    """A column name as a plain Python value, or raise naming what is wrong with it.
+
+    str, bool, int and float (numpy scalars included) become the Python type;
+    a tuple (a MultiIndex entry) a tuple of those. NaN is refused (it is not
+    equal to itself, so it cannot be matched), and so is any other type.
+    """
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            raise ValueError("NaN")
+        return float(v)
+    if isinstance(v, tuple):
+        return tuple(_plain_name(e) for e in v)
+    raise TypeError(type(v).__name__)
+
+
+def _typed(v):
+    """A key equal only for names of the same type and value: 1, 1.0 and True differ."""
+    if isinstance(v, tuple):
+        return ("tuple", tuple(_typed(e) for e in v))
+    return (type(v).__name__, v)
+
+
+def names_equal(a, b) -> bool:
+    """Whether two lists of plain names (:func:`column_keys`) are the same, in order."""
+    return len(a) == len(b) and all(_typed(x) == _typed(y) for x, y in zip(a, b))
+
+
+def column_keys(x, name: str) -> list | None:
+    """The column names of a DataFrame as plain Python values; None for an array.
+
+    Supported names are strings, integers, floats (not NaN), booleans, numpy
+    scalars of these and tuples of them (a MultiIndex). Names are compared
+    by type and value, so ``1``, ``1.0`` and ``True`` are three names.
 
     Raises
     ------
     TypeError
-        Names mix strings with other types (scikit-learn refuses these too).
+        A name of another type, or strings mixed with other types (as
+        scikit-learn refuses them).
     ValueError
-        A name occurs twice (columns could not be matched by name).
+        A NaN name, or a name that occurs twice.
     """
-    cols = getattr(x, "columns", None)
-    if cols is None or len(cols) == 0:
+    if not _is_frame(x):
         return None
-    is_str = [isinstance(c, str) for c in cols]
-    if not any(is_str):
-        return None
-    if not all(is_str):
-        others = sorted({type(c).__name__ for c in cols if not isinstance(c, str)})
+    raw = list(x.columns)
+    keys = []
+    for pos, v in enumerate(raw):
+        try:
+            keys.append(_plain_name(v))
+        except ValueError:
+            raise ValueError(
+                f"{name} has a NaN column name (column {pos}, {v!r}); columns are matched by "
+                f"name, so every name must be one of {_NAME_TYPES}: rename it."
+            ) from None
+        except TypeError as exc:
+            raise TypeError(
+                f"{name} has a column name of type {exc.args[0]} (column {pos}, {v!r}); "
+                f"supported names are {_NAME_TYPES}: rename it, e.g. "
+                "df.columns = [str(c) for c in df.columns]."
+            ) from None
+    is_str = [isinstance(k, str) for k in keys]
+    if any(is_str) and not all(is_str):
+        others = sorted({type(k).__name__ for k in keys if not isinstance(k, str)})
         raise TypeError(
             f"{name} has column names that mix strings with {others}; use strings only "
             "(e.g. df.columns = df.columns.astype(str))."
         )
-    names = np.asarray(list(cols), dtype=object)
-    uniq, counts = np.unique(names, return_counts=True)
-    if np.any(counts > 1):
-        raise ValueError(f"{name} has duplicated column names {uniq[counts > 1].tolist()}.")
-    return names
-
-
-def _column_keys(x, name: str) -> list | None:
-    """The column labels of a DataFrame (any hashable type), None for an array."""
-    cols = getattr(x, "columns", None)
-    if cols is None or not hasattr(x, "dtypes"):
-        return None
-    keys = list(cols)
-    try:
-        unique = len(set(keys)) == len(keys) and not any(
-            isinstance(k, float) and k != k for k in keys)
-    except TypeError:
-        raise TypeError(f"{name} has unhashable column names.") from None
-    if not unique:
-        dup = sorted({repr(k) for k in keys if keys.count(k) > 1 or k != k})
-        raise ValueError(f"{name} has duplicated or NaN column names {dup}; columns are "
-                         "matched by name across environments, so names must be unique.")
+    seen: dict = {}
+    dup = []
+    for k in keys:
+        t = _typed(k)
+        if t in seen and k not in dup:
+            dup.append(k)
+        seen[t] = True
+    if dup:
+        raise ValueError(f"{name} has duplicated column names {dup}; columns are matched by "
+                         "name across environments, so names must be unique.")
     return keys
+
+
+def column_names(x, name: str) -> np.ndarray | None:
+    """Column names of a DataFrame-like ``x`` as scikit-learn reads them.
+
+    Returns an object array of the names when they are all strings, None
+    for arrays and for frames whose names are not strings (e.g. ``0..p-1``;
+    :func:`column_keys` keeps those).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`column_keys`: unsupported, mixed, NaN or duplicated names.
+    """
+    keys = column_keys(x, name)
+    if not keys or not all(isinstance(k, str) for k in keys):
+        return None
+    return np.asarray(keys, dtype=object)
 
 
 def _align_by_name(X: Sequence, name: str) -> list:
@@ -213,9 +349,7 @@ def _align_by_name(X: Sequence, name: str) -> list:
     set of columns, or frames mixed with unnamed arrays, is an error naming
     the columns.
     """
-    for k, x in enumerate(X):
-        column_names(x, f"{name}[{k}]")  # mixed-type or duplicated string names
-    keys = [_column_keys(x, f"{name}[{k}]") for k, x in enumerate(X)]
+    keys = [column_keys(x, f"{name}[{k}]") for k, x in enumerate(X)]
     if all(n is None for n in keys):
         return list(X)
     if any(n is None for n in keys):
@@ -226,28 +360,88 @@ def _align_by_name(X: Sequence, name: str) -> list:
             "environment as a DataFrame with the same columns, or every one as an array."
         )
     ref = keys[0]
-    for k, n in enumerate(keys):
-        if set(n) != set(ref):
-            missing = sorted(set(ref) - set(n), key=repr)
-            extra = sorted(set(n) - set(ref), key=repr)
+    out = []
+    for k, (x, n) in enumerate(zip(X, keys)):
+        if names_equal(n, ref):
+            out.append(x)
+            continue
+        missing, extra = name_difference(ref, n)
+        if missing or extra:
             raise ValueError(
                 f"{name}[{k}] has other columns than {name}[0]: missing {missing}, "
                 f"unexpected {extra}. Every environment must measure the same columns."
             )
-    return [x if n == ref else x[ref] for x, n in zip(X, keys)]
+        pos = {_typed(c): i for i, c in enumerate(n)}
+        order = [pos[_typed(c)] for c in ref]
+        out.append(x.iloc[:, order] if hasattr(x, "iloc") else x[[n[i] for i in order]])
+    return out
 
 
-def feature_names(X) -> np.ndarray | None:
-    """The feature names of validated input (see :func:`column_names`).
+def name_difference(fitted: list, given: list) -> tuple[list, list]:
+    """Names of ``fitted`` missing from ``given``, and names of ``given`` not in ``fitted``."""
+    a, b = {_typed(c) for c in fitted}, {_typed(c) for c in given}
+    return [c for c in fitted if _typed(c) not in b], [c for c in given if _typed(c) not in a]
+
+
+def input_columns(X) -> list | None:
+    """The column names of validated input (see :func:`column_keys`), any supported type.
 
     ``X`` is what :func:`check_environments` accepted: one frame, or a list
     whose environments all carry the same names (the first one's order).
     """
-    if hasattr(X, "columns"):
-        return column_names(X, "X")
+    if _is_frame(X):
+        return column_keys(X, "X")
     if isinstance(X, Sequence) and len(X):
-        return column_names(X[0], "X_list[0]")
+        return column_keys(X[0], "X_list[0]")
     return None
+
+
+def feature_names(X) -> np.ndarray | None:
+    """``feature_names_in_`` of validated input: the names when all are strings, else None."""
+    keys = input_columns(X)
+    if not keys or not all(isinstance(k, str) for k in keys):
+        return None
+    return np.asarray(keys, dtype=object)
+
+
+def split_environment_column(X, environments):
+    """``(X without the column, its labels)`` when ``environments`` names a column of ``X``.
+
+    A DataFrame ``X`` may carry its environment labels as a column:
+    ``fit(df, environments="lab")`` fits the other columns with the labels
+    of ``df["lab"]``. Anything else is returned as it is.
+
+    Raises
+    ------
+    ValueError
+        ``environments`` is a string, ``X`` is a DataFrame and has no such
+        column.
+    """
+    if not _is_frame(X) or not _is_name(environments):
+        return X, environments
+    keys = column_keys(X, "X")
+    target = _plain_name(environments)
+    matches = [i for i, k in enumerate(keys) if _typed(k) == _typed(target)]
+    if not matches:
+        if isinstance(environments, str):
+            raise ValueError(
+                f"environments={environments!r} is not a column of X (columns: {keys}); pass "
+                "the name of the column holding the labels, or one label per row."
+            )
+        return X, environments
+    keep = [i for i in range(len(keys)) if i != matches[0]]
+    return X.iloc[:, keep], X.iloc[:, matches[0]]
+
+
+def _is_name(v) -> bool:
+    """A scalar that can name a column (not a vector of labels)."""
+    if isinstance(v, (str, bool, np.bool_, numbers.Integral, float, np.floating, tuple)):
+        try:
+            _plain_name(v)
+        except (TypeError, ValueError):
+            return False
+        return True
+    return False
 
 
 def _label_kind(v) -> str:
@@ -287,7 +481,8 @@ def check_labels(environments, n_rows: int | None = None) -> np.ndarray:
     import pandas as pd
 
     if isinstance(environments, (str, bytes)):
-        raise TypeError("environments must be a vector of labels, not a single string.")
+        raise TypeError("environments must be a vector of labels, not a single string (the "
+                        "name of a column is accepted by CREATOR.fit when X is a DataFrame).")
     try:
         if hasattr(environments, "to_numpy"):
             labels = environments.to_numpy(dtype=object)
@@ -411,7 +606,7 @@ def check_environments(
                 "X: with dask arrays pass a list of K arrays, one per environment, and no "
                 "environments labels."
             )
-        column_names(X, "X")
+        column_keys(X, "X")
         data = _as_float_matrix(X, "X")
         labels = check_labels(environments, data.shape[0])
         uniq = np.unique(labels)
@@ -500,3 +695,50 @@ def check_options(name: str, options, constraints: dict[str, list], owner: str) 
         )
     validate_parameter_constraints(constraints, dict(options), caller_name=f"{owner} {name}")
     return dict(options)
+
+
+#: The memory assumed where the physical memory cannot be read (``os.sysconf`` is
+#: POSIX): 16 GiB. Allocations estimated above it are refused there.
+MEMORY_FALLBACK_BYTES = 16 << 30
+
+
+def physical_memory_bytes() -> int:
+    """The machine's physical memory in bytes (:data:`MEMORY_FALLBACK_BYTES` if unknown)."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return MEMORY_FALLBACK_BYTES
+    return pages * size if pages > 0 and size > 0 else MEMORY_FALLBACK_BYTES
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} bytes"
+
+
+def check_memory(call: str, terms: Mapping[str, int]) -> None:
+    """Refuse, before allocating, what would need more than the physical memory.
+
+    Parameters
+    ----------
+    call : str
+        The call as messages name it, e.g. ``"simulate(n_latent=5, n_samples=10**12)"``.
+    terms : mapping of argument name to bytes
+        The estimated memory, split by the argument that drives each part;
+        the message tells to lower the largest.
+
+    Raises
+    ------
+    ValueError
+        The estimate exceeds :func:`physical_memory_bytes`.
+    """
+    total = sum(int(v) for v in terms.values())
+    limit = physical_memory_bytes()
+    if total > limit:
+        largest = max(terms, key=lambda k: terms[k])
+        raise ValueError(
+            f"{call} would need about {_size(total)} of memory, more than this machine's "
+            f"{_size(limit)} of physical memory; lower {largest}."
+        )

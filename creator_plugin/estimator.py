@@ -28,6 +28,8 @@ from ._validation import (
     check_options,
     environment_labels,
     feature_names,
+    input_columns,
+    split_environment_column,
 )
 from .dimension import select_n_latent
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
@@ -63,7 +65,7 @@ class _ListFitTransform:
         self.fit(X, environments=environments)
         if environments is None:
             return wrap_latent_list(self, [L.copy() for L in self.latents_], X)
-        return self.transform(X)
+        return self.transform(split_environment_column(X, environments)[0])
 
 
 class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
@@ -400,9 +402,14 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray (p,) of str
         Column names, when every environment was a DataFrame with string
-        column names (only then). Environments whose DataFrames list the same
-        columns in another order are matched by name; other column sets are
-        an error.
+        column names (only then, as in scikit-learn).
+    column_names_in_ : list
+        Column names of the training DataFrames whatever their type
+        (strings, integers, floats, booleans, tuples of a MultiIndex);
+        absent for arrays. Environments whose DataFrames list the same
+        columns in another order are matched by name (other column sets are
+        an error); ``transform`` checks a DataFrame's columns against them,
+        and model files keep them.
     environment_labels_ : list
         Labels of the environments (indices for list input).
 
@@ -421,14 +428,15 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     Notes
     -----
     pandas follows scikit-learn's conventions: ``transform`` checks the
-    column names of a DataFrame against ``feature_names_in_`` and raises
-    scikit-learn's ``ValueError`` when they are permuted, missing or unseen
+    column names of a DataFrame against ``feature_names_in_`` (against
+    ``column_names_in_`` for names of other types) and raises a
+    ``ValueError`` naming them when they are permuted, missing or unseen
     (select ``X[model.feature_names_in_]``); ``get_feature_names_out()``
     gives the latent names ``L1..Ld`` (the node names of the adapters);
     ``set_output(transform="pandas")`` makes ``transform`` and
     ``fit_transform`` return DataFrames with those columns, and
-    ``inverse_transform`` a DataFrame whose columns are ``feature_names_in_``
-    (``x0..x{p-1}`` for a model fitted on arrays).
+    ``inverse_transform`` a DataFrame whose columns are the training
+    columns (``x0..x{p-1}`` for a model fitted on arrays).
 
     Examples
     --------
@@ -557,8 +565,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             materialised (README, "Data larger than memory").
         y : None
             Ignored (scikit-learn convention).
-        environments : array-like (n,), optional
-            Environment label of each row when ``X`` is a single array.
+        environments : array-like (n,) or column name, optional
+            Environment label of each row when ``X`` is a single array; when
+            ``X`` is a DataFrame, the name of its column of labels (the
+            other columns are the measurements).
 
         Returns
         -------
@@ -577,8 +587,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             "scorer_options", self.scorer_options, SCORER_OPTIONS[self.scorer], "CREATOR"
         )
         auto = isinstance(self.n_latent, str)
+        X, environments = split_environment_column(X, environments)
         X_list = check_environments(X, environments, n_latent=None if auto else self.n_latent)
-        names = feature_names(X)
+        names, columns = feature_names(X), input_columns(X)
         selection = None
         if auto:
             selection = select_n_latent(
@@ -601,10 +612,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.n_environments_ = len(X_list)
         self.n_features_in_ = X_list[0].shape[1]
         self.n_latent_ = n_latent
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_  # a refit on arrays has no names
+        for attr, value in (("feature_names_in_", names), ("column_names_in_", columns)):
+            if value is not None:
+                setattr(self, attr, value)
+            elif hasattr(self, attr):
+                delattr(self, attr)  # a refit on arrays has no names
         self.adjacency_matrix_ = result.adjacency
         self.causal_order_ = list(range(n_latent))
         self.components_ = result.components
@@ -675,6 +687,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 "per environment call it on each: "
                 f"[model.{'inverse_transform' if name == 'L' else 'transform'}(x) for x in "
                 f"{'L_list' if name == 'L' else 'X_list'}].")
+        if name == "X":
+            check_input_names(self, X)
         arr = _as_float_matrix(X, name)
         n_cols = self.n_features_in_ if n_cols is None else n_cols
         if arr.shape[1] != n_cols:
@@ -687,8 +701,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame (n, p)
-            A DataFrame's column names must match ``feature_names_in_`` in
-            order (scikit-learn's check).
+            A DataFrame's column names must be the training columns' names
+            (``column_names_in_``, whatever their type) in their order; an
+            error names any column missing or unexpected.
 
         Returns
         -------
@@ -697,7 +712,6 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "components_")
         arr = self._check_X(X)
-        check_input_names(self, X)
         return (arr - self.mean_) @ self.components_.T
 
     def inverse_transform(self, L):

@@ -258,6 +258,8 @@ def _load_npz(path: Path, cls):
         for name, value in _decode(meta["attributes"], arrays).items():
             if not name.endswith("_") or name.startswith("_"):
                 raise _Corrupt(f"it sets {name!r}, which is not a fitted attribute")
+            if name == "column_names_in_":
+                value = _names_from_json(value)
             if not _derived(cls, name):  # older files stored what is now computed
                 setattr(model, name, value)
         output_config = _decode(meta.get("output_config", {}), arrays)
@@ -384,9 +386,12 @@ def _check_consistent(model) -> None:
 
     Every array a model computes with is real floating point (the graph an
     integer 0/1 matrix of an acyclic graph), finite, and of the shape the
-    model's ``n_latent_``, ``n_features_in_`` and ``n_environments_`` imply.
+    model's ``n_latent_``, ``n_features_in_`` and ``n_environments_`` imply;
+    then the relations between them hold (:func:`_check_relations`).
     """
-    need = ("components_", "mixing_", "mean_", "adjacency_matrix_", "n_features_in_")
+    need = ("components_", "mixing_", "mean_", "adjacency_matrix_", "n_features_in_",
+            "n_environments_", "environment_labels_", "weights_", "intercepts_",
+            "noise_scales_")
     missing = [n for n in need if not hasattr(model, n)]
     if missing:
         raise _Corrupt(f"fitted attributes {missing} are missing")
@@ -395,8 +400,10 @@ def _check_consistent(model) -> None:
     if not _is_int(d) or not _is_int(p) or not 1 <= d <= p:
         raise _Corrupt(f"n_latent_={_describe(d)} and n_features_in_={_describe(p)} are not "
                        "integers with 1 <= n_latent_ <= n_features_in_")
-    K = getattr(model, "n_environments_", None)
-    if K is not None and (not _is_int(K) or K < 1):
+    if _is_int(model.n_latent) and model.n_latent != d:
+        raise _Corrupt(f"n_latent_={d} contradicts the parameter n_latent={model.n_latent}")
+    K = model.n_environments_
+    if not _is_int(K) or K < 1:
         raise _Corrupt(f"n_environments_={_describe(K)} is not a positive integer")
     shapes = {"components_": (d, p), "mixing_": (p, d), "mean_": (p,),
               "feature_sd_": (p,), "feature_latent_cov_": (p, d)}
@@ -422,25 +429,100 @@ def _check_consistent(model) -> None:
             raise _Corrupt("causal_order_ contradicts adjacency_matrix_")
     per_env = {"weights_": (d, d), "intercepts_": (d,), "noise_scales_": (d,)}
     for name, shape in per_env.items():
-        if hasattr(model, name):
-            _check_list(getattr(model, name), name, K)
-            for k, arr in enumerate(getattr(model, name)):
-                _check_float(arr, f"{name}[{k}]", shape)
+        _check_list(getattr(model, name), name, K)
+        for k, arr in enumerate(getattr(model, name)):
+            _check_float(arr, f"{name}[{k}]", shape)
     if hasattr(model, "latents_"):
         _check_list(model.latents_, "latents_", K)
         for k, arr in enumerate(model.latents_):
             _check_float(arr, f"latents_[{k}]", (None, d))
-    labels = getattr(model, "environment_labels_", None)
-    if labels is not None and (not isinstance(labels, list) or (K is not None
-                                                                and len(labels) != K)):
-        raise _Corrupt("environment_labels_ is not a list with one label per environment")
+    _check_labels(model.environment_labels_, K)
     names = getattr(model, "feature_names_in_", None)
     if names is not None and (not isinstance(names, np.ndarray) or names.shape != (p,)
                               or not all(isinstance(n, str) for n in names)):
         raise _Corrupt(f"feature_names_in_ is not {p} strings")
+    _check_columns(model, p)
     diagnostics = getattr(model, "diagnostics_", None)
     if diagnostics is not None and not isinstance(diagnostics, dict):
         raise _Corrupt("diagnostics_ is not a mapping")
+    _check_relations(model, d)
+
+
+def _check_relations(model, d: int) -> None:
+    """What a fit guarantees across attributes: weights on edges only, an invertible code."""
+    adj = model.adjacency_matrix_
+    for k, W in enumerate(model.weights_):
+        off = (W != 0) & (adj == 0)
+        if off.any():
+            i, j = (int(v) for v in np.argwhere(off)[0])
+            raise _Corrupt(f"weights_[{k}] has weight {W[i, j]:.3g} from latent {i} to {j}, "
+                           f"where adjacency_matrix_ has no edge ({int(off.sum())} such "
+                           "entries)")
+    for k, s in enumerate(model.noise_scales_):
+        if (s < 0).any():
+            raise _Corrupt(f"noise_scales_[{k}] has negative scales")
+    for name in ("mixing_", "components_"):
+        rank = int(np.linalg.matrix_rank(getattr(model, name)))
+        if rank < d:
+            raise _Corrupt(f"{name} has rank {rank}, not {d}: it does not map the {d} latents "
+                           "one to one")
+
+
+def _check_labels(labels, K: int) -> None:
+    """One distinct label per environment, each a string, an integer or a float."""
+    if not isinstance(labels, list) or len(labels) != K:
+        raise _Corrupt(f"environment_labels_ is not a list with one label per environment "
+                       f"({K}; n_environments_)")
+    for lab in labels:
+        if not isinstance(lab, (str, int, float)) or (isinstance(lab, float)
+                                                      and not np.isfinite(lab)):
+            raise _Corrupt(f"environment_labels_ holds {_describe(lab)}; labels are strings, "
+                           "integers or finite floats")
+    kinds = {type(lab) for lab in labels}
+    if str in kinds and len(kinds) > 1:
+        raise _Corrupt("environment_labels_ mixes strings with numbers")
+    if len({(type(lab), lab) for lab in labels}) != K:
+        raise _Corrupt("environment_labels_ has a label twice")
+
+
+def _names_from_json(value):
+    """``column_names_in_`` as saved: JSON has lists where the names had tuples."""
+    if not isinstance(value, list):
+        raise _Corrupt("column_names_in_ is not a list of names")
+
+    def restore(v):
+        return tuple(restore(e) for e in v) if isinstance(v, list) else v
+
+    return [restore(v) for v in value]
+
+
+def _check_columns(model, p: int) -> None:
+    """``column_names_in_``: p supported, distinct names, the same as ``feature_names_in_``."""
+    from ._validation import column_keys
+
+    keys = getattr(model, "column_names_in_", None)
+    if keys is None:
+        return
+    if not isinstance(keys, list) or len(keys) != p:
+        raise _Corrupt(f"column_names_in_ is not a list of {p} names")
+    try:
+        plain = column_keys(_Columns(keys), "column_names_in_")
+    except (TypeError, ValueError) as exc:
+        raise _Corrupt(str(exc).rstrip(".")) from None
+    if plain != keys or any(type(a) is not type(b) for a, b in zip(plain, keys)):
+        raise _Corrupt("column_names_in_ holds names that are not plain values")
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None and list(names) != keys:
+        raise _Corrupt("feature_names_in_ and column_names_in_ differ")
+
+
+class _Columns:
+    """A stand-in frame for :func:`creator_plugin._validation.column_keys`."""
+
+    dtypes = ()
+
+    def __init__(self, columns: list):
+        self.columns = columns
 
 
 def _check_list(value, name: str, K) -> None:
