@@ -1,4 +1,13 @@
-"""Reading a measurement table from CSV: the column rules of ``creator fit`` and ``bench``.
+"""CSV files in and out: the one writer of every CSV the package writes, and the reader
+of ``creator fit`` and ``bench``.
+
+Writing (:func:`write_csv`): a text cell -- a label, a name, a message --
+that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is
+what a spreadsheet evaluates as a formula, so it gets a leading ``'``
+(and so does one that already starts with ``'`` followed by such a
+character, so the prefix can be told from the text). Numbers are never
+changed. Reading (:func:`read_csv`, :func:`_read_table`) strips that
+prefix again, so ``creator`` reads its own outputs back as they were.
 
 The environment column is read as text, verbatim; a headerless first column
 (as pandas writes its index) is not a feature; features must be numeric.
@@ -9,8 +18,89 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import sys
 from pathlib import Path
+
+__all__ = ["FORMULA_PREFIXES", "UserError", "neutralise", "read_csv", "restore", "write_csv"]
+
+#: First characters that make a spreadsheet read a text cell as a formula.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA = re.compile("'*[=+\\-@\t\r]")
+_PREFIXED = re.compile("'+[=+\\-@\t\r]")
+
+
+def neutralise(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet evaluates: ``'`` before a formula's first character."""
+    return "'" + text if _FORMULA.match(text) else text
+
+
+def restore(text: str) -> str:
+    """The text :func:`neutralise` was given (other text is returned unchanged)."""
+    return text[1:] if _PREFIXED.match(text) else text
+
+
+def _map_text(value, fn):
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(_map_text(v, fn) for v in value)
+    return value
+
+
+def _map_frame(df, fn):
+    """A copy of ``df`` with ``fn`` applied to every text cell, column name and index label."""
+    import pandas as pd
+
+    out = df.copy()
+    for j in range(out.shape[1]):
+        col = out.iloc[:, j]
+        if (pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype)
+                or isinstance(col.dtype, pd.CategoricalDtype)):
+            out[out.columns[j]] = col.astype(object).map(lambda v: _map_text(v, fn))
+    out.columns = _map_index(out.columns, fn)
+    out.index = _map_index(out.index, fn)
+    return out
+
+
+def _map_index(index, fn):
+    import pandas as pd
+
+    names = [_map_text(n, fn) for n in index.names]
+    if isinstance(index, pd.MultiIndex):
+        return pd.MultiIndex.from_tuples([_map_text(v, fn) for v in index], names=names)
+    if not (pd.api.types.is_object_dtype(index.dtype) or pd.api.types.is_string_dtype(
+            index.dtype) or isinstance(index.dtype, pd.CategoricalDtype)):
+        return index.set_names(names)
+    return pd.Index([_map_text(v, fn) for v in index], dtype=object, name=names[0])
+
+
+def write_csv(frame, path, *, index: bool = True, float_format: str | None = None) -> Path:
+    """Write a DataFrame as CSV with every text cell safe to open in a spreadsheet.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    path : str or path-like
+    index : bool, default=True
+        Write the row labels as the first column.
+    float_format : str, optional
+        As :meth:`pandas.DataFrame.to_csv`.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    _map_frame(frame, neutralise).to_csv(path, index=index, float_format=float_format)
+    return path
+
+
+def read_csv(path, **kwargs):
+    """:func:`pandas.read_csv`, with the prefix of :func:`write_csv` stripped from text cells."""
+    import pandas as pd
+
+    return _map_frame(pd.read_csv(path, **kwargs), restore)
 
 
 class UserError(Exception):
@@ -31,12 +121,12 @@ def _read_table(args: argparse.Namespace):
         if b"\0" in head and "\0" in head.decode(args.encoding, errors="replace")[:-2]:
             raise UserError(f"{path} is a binary file, not a CSV text file.")
         with open(path, encoding=args.encoding, newline="") as fh:
-            header = next(csv.reader(fh), [])
+            header = [restore(c) for c in next(csv.reader(fh), [])]
         duplicated = sorted({c for c in header if c and header.count(c) > 1})
         if duplicated:
             raise UserError(f"{path} has duplicated column names {duplicated}; every column "
                             "needs its own name.")
-        df = pd.read_csv(path, encoding=args.encoding)
+        df = read_csv(path, encoding=args.encoding)
     except UnicodeDecodeError as exc:
         raise UserError(
             f"{path} is not {args.encoding} text ({exc.reason} at byte {exc.start}); save it "
@@ -55,10 +145,12 @@ def _read_table(args: argparse.Namespace):
         raise UserError(f"{path} has a header but no data rows.")
     if args.env_column in df.columns and list(df.columns).count(args.env_column) == 1:
         # Environment labels are text, verbatim: "1", "01" and "1.0" are three labels,
-        # "NA" is a lab's name, and only an empty cell is a missing label.
-        labels = pd.read_csv(path, encoding=args.encoding, usecols=[args.env_column],
+        # "NA" is a lab's name, and only an empty cell is a missing label (the prefix
+        # that keeps a label from being a spreadsheet formula is not part of it).
+        position = list(df.columns).index(args.env_column)
+        labels = pd.read_csv(path, encoding=args.encoding, usecols=[position],
                              dtype=str, keep_default_na=False, na_filter=False)
-        df[args.env_column] = labels[args.env_column].replace("", None).to_numpy()
+        df[args.env_column] = labels.iloc[:, 0].map(restore).replace("", None).to_numpy()
     return _select_columns(df, args, path)
 
 
@@ -96,6 +188,11 @@ def _select_columns(df, args: argparse.Namespace, path: Path):
         feats = df.drop(columns=[c for c in df.columns if c in reserved or c in drop])
     if feats.shape[1] == 0:
         raise UserError(f"no feature columns left in {path}.")
+    flags = [c for c in feats.columns if pd.api.types.is_bool_dtype(feats[c])]
+    if flags:
+        raise UserError(f"feature columns {flags} in {path} hold True/False text, not "
+                        "measurements; drop them with --drop-columns or choose features with "
+                        "--columns (write them as 0/1 if they are meant as numbers).")
     non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
     if non_numeric:
         raise UserError(f"non-numeric feature columns {non_numeric} in {path}; drop them with "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._csv import UserError, _read_table
+from ._csv import UserError, _read_table, write_csv
 
 __all__ = ["main"]
 
@@ -101,19 +101,17 @@ def _fit(args: argparse.Namespace) -> int:
         latents.insert(0, args.env_column, env.to_numpy())
         if index is not None:
             latents.index = pd.Index(index.to_numpy(), name=index.name)
-        latents.to_csv(tmp / "latents.csv", index=index is not None)
-        pd.DataFrame(model.adjacency_matrix_, index=names, columns=names).to_csv(
-            tmp / "adjacency.csv"
-        )
+        write_csv(latents, tmp / "latents.csv", index=index is not None)
+        write_csv(pd.DataFrame(model.adjacency_matrix_, index=names, columns=names),
+                  tmp / "adjacency.csv")
         weights = [
             {"environment": str(lab), "parent": names[i], "child": names[j],
              "weight": float(W[i, j])}
             for lab, W in zip(model.environment_labels_, model.weights_)
             for i, j in zip(*np.nonzero(model.adjacency_matrix_))
         ]
-        pd.DataFrame(weights, columns=["environment", "parent", "child", "weight"]).to_csv(
-            tmp / "weights.csv", index=False
-        )
+        write_csv(pd.DataFrame(weights, columns=["environment", "parent", "child", "weight"]),
+                  tmp / "weights.csv", index=False)
         diag = dict(model.diagnostics_)
         diag["latent_names"] = names
         diag["feature_names"] = [str(c) for c in feats.columns]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ._csv import write_csv
 from .interpret import intercepts, loadings, noise_scales
 
 __all__ = ["REPORT_TABLES", "REPORT_FIGURES", "write_fit_report"]
@@ -49,7 +50,9 @@ def write_fit_report(
     list of Path
         The files written: ``loadings.csv`` (standardised pattern loadings,
         measurements x latents), ``noise_scales.csv`` and ``intercepts.csv``
-        (environments x latents, in units of the latents), then the PNGs.
+        (environments x latents, in units of the latents), then the PNGs. A
+        name or label that a spreadsheet would read as a formula is written
+        with a leading ``'`` (:func:`creator_plugin._csv.write_csv`).
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -61,7 +64,7 @@ def write_fit_report(
     }
     written = []
     for name, table in tables.items():
-        table.to_csv(directory / name)
+        write_csv(table, directory / name)
         written.append(directory / name)
     if plots:
         from .plotting import _pyplot, plot_graph, plot_loadings

@@ -311,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
     if args.n_jobs == 0:
         print("error: --n-jobs must not be 0 (1 for serial, -1 for all cores)", file=sys.stderr)
         return 2
+    from .._csv import write_csv
     from ..output_dir import OutputDir, OutputDirError
 
     if getattr(args, "list_methods", False):
@@ -366,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
                                                                  type(None)))}}
     try:
         with out.write(parameters) as tmp:
-            df.to_csv(tmp / "results.csv", index=False, float_format="%.6g")
+            write_csv(df, tmp / "results.csv", index=False, float_format="%.6g")
             (tmp / "summary.md").write_text(summary)
             figures = []
             if not args.no_figures:

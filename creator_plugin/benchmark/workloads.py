@@ -79,13 +79,13 @@ class DataWorkload:
 
 
 def _read_csv(path, option: str):
-    import pandas as pd
+    from .._csv import read_csv
 
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{option}: file {path} does not exist.")
     try:
-        return pd.read_csv(path)
+        return read_csv(path)
     except Exception as exc:  # pandas' parser errors have many types
         raise ValueError(f"{option}: cannot read {path} as CSV ({exc}).") from None
 

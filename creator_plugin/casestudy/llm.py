@@ -568,6 +568,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: need layers in 0..6 (got {layers}), --draws >= 1 (got {draws}) and "
               f"--n-per-style >= 20 (got {n}).", file=sys.stderr)
         return 2
+    from .._csv import write_csv
     from ..output_dir import OutputDir, OutputDirError
 
     try:  # checked before the long run
@@ -588,8 +589,8 @@ def run(args: argparse.Namespace) -> int:
                   "draws": draws, "n_per_style": n}
     try:
         with out.write(parameters) as tmp:
-            runs.to_csv(tmp / "runs.csv", index=False)
-            design.to_csv(tmp / "design.csv", index=False)
+            write_csv(runs, tmp / "runs.csv", index=False)
+            write_csv(design, tmp / "design.csv", index=False)
             (tmp / "table.md").write_text(f"Settings: {settings}\n\n{table}")
             make_figure(runs, design, tmp / "figure.png")
     except OutputDirError as exc:
