@@ -1,0 +1,46 @@
+"""Every number of a fixed set of fits equals that of commit f741e1b, to the last bit.
+
+The reference (``tests/identity/reference.npz``) holds every fitted
+attribute and diagnostic number of the configurations and data of
+``tests/identity/refactor_identity.py`` as computed at f741e1b (a digest
+per array, the values of the small ones); the script's docstring states how
+each configuration was spelled there. The suite checks the ``small`` and
+``sim`` parts (about 20 s on one core); the d = 10 and d = 20 parts are the
+script's lab check
+(``python tests/identity/refactor_identity.py check --parts d10 d20``).
+"""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_TOOL = Path(__file__).with_name("identity") / "refactor_identity.py"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("refactor_identity", _TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reference_is_small_and_complete():
+    tool = _tool()
+    assert tool.REFERENCE.stat().st_size < 2_000_000
+    reference = tool.load_reference()
+    assert {k.split("|")[0] for k in reference} == set(tool.PARTS)
+    stored = [(k, entry) for k, entry in reference.items() if entry[1] is not None]
+    assert len(stored) > 1000
+    # the values kept agree with their digests (the file is self-consistent)
+    assert all(tool.differs(entry, entry[1]) is None for _, entry in stored)
+    shape, values, _ = next(e for _, e in stored if e[1].size > 1)
+    assert tool.differs((shape, values, None), np.nextafter(values, np.inf)) is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", ["small", "sim"])
+def test_fits_are_bit_identical_to_f741e1b(part):
+    problems = _tool().compare([part], log=lambda *_: None)
+    assert not problems, "\n".join(problems[:30])
