@@ -742,6 +742,7 @@ ISSUE_KINDS = {
     "mean_shifts_ignored": "environments differ mostly in their means, which CREATOR ignores",
     "weak_effects": "every effect is near the pruning level",
     "unstable_result": "unstable under resampling",
+    "interventional_regime": "the environments look interventional (a few latents change each)",
 }
 
 
@@ -952,6 +953,18 @@ def assess_fit(
                     "size of the level, so which edges are kept is decided by estimation error "
                     "and weaker edges are likely missing. Run creator_plugin.bootstrap, or "
                     "refit with a lower prune_threshold and compare the graphs.")))
+    mech = checks.get("mechanisms")
+    gaussian = gauss["p_value"] > alpha
+    if mech is not None and (gaussian or (mech["few_regimes"]
+                                          and not mech["independent_latents"])):
+        # which environments intervene on which latents (creator_plugin.regime)
+        from .regime import interventional_regime, regime_message
+
+        regime = interventional_regime(moments, gaussian=gaussian)
+        if regime is not None:
+            text, regime["methods"] = regime_message(regime, d)
+            checks["regime"] = regime
+            issues.append(Issue("interventional_regime", text))
     shift = checks["mean_shifts"] = mean_shift_share(latents, moments=moments)
     if shift["share"] >= mean_shift_level:
         issues.append(Issue("mean_shifts_ignored", (
