@@ -28,6 +28,7 @@ __all__ = [
     "latent_dataframe",
     "quiet_library_warnings",
     "document_latents",
+    "dot_quoted",
     "missing_extra",
 ]
 
@@ -70,6 +71,28 @@ def missing_extra(exc: ModuleNotFoundError, library: str, extra: str) -> ImportE
         f"(no module named {exc.name!r}). Install it with: pip install \"creator-plugin[{extra}]\" "
         f"(or \"creator-plugin[all]\" for every adapter)."
     )
+
+
+def dot_quoted(text: str) -> str:
+    """``text`` as one quoted DOT string that Graphviz shows as it is.
+
+    Backslashes and double quotes are escaped (so a name ending in a
+    backslash, or one crafted to close the string and add attributes, stays
+    one string), line breaks become Graphviz's ``\\n`` and other control
+    characters are shown as ``\\xNN``; the quotes also keep a name such as
+    ``<b>x</b>`` from being read as an HTML label.
+    """
+    out = []
+    for ch in str(text):
+        if ch in "\\\"":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def document_latents(obj):

@@ -11,8 +11,11 @@ graphs, so causal-learn's own ``SHD`` class and ``GraphUtils.to_pydot`` work.
 
 from __future__ import annotations
 
+import inspect
+import numbers
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 
 import networkx as nx
@@ -25,6 +28,7 @@ from creator_plugin.metrics import align_to_truth
 from ._common import (
     check_node_names,
     document_latents,
+    dot_quoted,
     missing_extra,
     resolve_estimator,
     resolve_names,
@@ -221,15 +225,93 @@ class CreatorGraph(CausalGraph):
         )
 
 
+#: Keywords of causal-learn's ``cdnod`` that :func:`creator` accepts and ignores: they
+#: tune conditional-independence tests and orientation rules, which CREATOR does not run.
+CDNOD_IGNORED = ("indep_test", "stable", "uc_rule", "uc_priority", "mvcdnod",
+                 "correction_name", "background_knowledge", "verbose")
+#: The level ``alpha`` is translated against: cdnod's default maps to CREATOR's default.
+REFERENCE_ALPHA = 0.05
+
+
+def alpha_threshold(alpha: float, n_environments: int, pruning: str = "residual") -> float:
+    """The pruning level :func:`creator` uses for cdnod's ``alpha``.
+
+    CREATOR's pruning is not a test: ``prune_threshold`` is a level on an
+    effect size (:func:`creator_plugin.pruning.prune`), not a significance
+    level. ``alpha`` is translated as a critical value would scale: the
+    pruning's statistic is the RMS over the K environments of a K-vector
+    with K - 1 free directions at a parent's first test, so
+
+        level(alpha) = default_threshold(pruning, K)
+                       * sqrt(chi2.ppf(1 - alpha, K - 1) / chi2.ppf(0.95, K - 1)).
+
+    ``alpha = 0.05`` (cdnod's default) gives the default level, a smaller
+    ``alpha`` a higher level and fewer edges, as in cdnod. The result is not
+    a calibrated test: the share of false edges is not ``alpha``.
+
+    Parameters
+    ----------
+    alpha : float in (0, 1)
+    n_environments : int
+        K, the number of distinct environment labels.
+    pruning : str, default="residual"
+        The pruning rule (its default level is the reference).
+
+    Returns
+    -------
+    float
+    """
+    from scipy.stats import chi2
+
+    from creator_plugin.pruning import default_threshold
+
+    df = max(int(n_environments) - 1, 1)
+    ratio = np.sqrt(chi2.ppf(1.0 - alpha, df) / chi2.ppf(1.0 - REFERENCE_ALPHA, df))
+    return float(default_threshold(pruning, int(n_environments)) * ratio)
+
+
+def _estimator_keywords(kwargs: dict, alpha, labels: np.ndarray) -> dict:
+    """CREATOR's keywords among ``kwargs``; cdnod's are ignored with one warning."""
+    allowed = set(inspect.signature(CREATOR).parameters) - {"n_latent", "random_state"}
+    ignored = [k for k in CDNOD_IGNORED if k in kwargs]
+    unknown = sorted(set(kwargs) - allowed - set(CDNOD_IGNORED))
+    if unknown:
+        raise TypeError(
+            f"creator() got unexpected keyword arguments {unknown}; it takes CREATOR's "
+            f"parameters ({', '.join(sorted(allowed))}) and causal-learn's cdnod keywords "
+            f"alpha, {', '.join(CDNOD_IGNORED)} and show_progress.")
+    if ignored:
+        warnings.warn(
+            f"creator() ignores cdnod's {', '.join(ignored)}: CREATOR runs no "
+            "conditional-independence tests and no orientation rules (it orders the latent "
+            "features by ICA across environments and prunes edges by how their regression "
+            "weights change across environments), so these settings have no counterpart.",
+            UserWarning, stacklevel=3)
+    out = {k: v for k, v in kwargs.items() if k in allowed}
+    if alpha is not None:
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (
+                0 < alpha < 1):
+            raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
+        if "prune_threshold" in out:
+            raise TypeError("creator() got both alpha and prune_threshold; pass one (alpha is "
+                            "translated to prune_threshold).")
+        if alpha != REFERENCE_ALPHA:
+            out["prune_threshold"] = alpha_threshold(
+                alpha, len(np.unique(labels)), out.get("pruning", "residual"))
+    return out
+
+
 @document_latents
 def creator(
     data,
     c_indx,
-    n_latent: int,
+    n_latent: int | str = "auto",
     node_names: Sequence[str] | None = None,
     show_progress: bool = True,
     random_state=None,
-    **estimator_kwargs,
+    *,
+    alpha: float | None = None,
+    **kwargs,
 ) -> CreatorGraph:
     """Run CREATOR with causal-learn's calling convention (like ``cdnod``).
 
@@ -240,8 +322,9 @@ def creator(
     c_indx : array-like (n, 1) or (n,)
         Environment index of every row (any hashable labels). Unlike
         ``cdnod``, it is not added to the graph as a node.
-    n_latent : int
-        Number of latent features d.
+    n_latent : int or "auto", default="auto"
+        Number of latent features d; ``"auto"`` chooses it from the data
+        (:func:`creator_plugin.select_n_latent`).
     node_names : list of str, optional
         Names of the d latent nodes, default ``L1..Ld``. (They name latent
         features, not columns of ``data``.)
@@ -249,9 +332,22 @@ def creator(
         Print a one-line start and summary message to stderr.
     random_state : int, Generator or None
         Seed of the fit.
-    **estimator_kwargs
+    alpha : float in (0, 1), optional
+        cdnod's significance level, translated to CREATOR's pruning level
+        ``prune_threshold`` (:func:`alpha_threshold`): CREATOR's pruning is
+        a level on an effect size, not a test, so ``alpha`` is mapped the
+        way a critical value scales, with cdnod's default 0.05 giving
+        CREATOR's default level and a smaller ``alpha`` fewer edges. The
+        share of false edges is not ``alpha``. Not together with
+        ``prune_threshold``.
+    **kwargs
         Further :class:`creator_plugin.CREATOR` parameters (``scorer``,
-        ``pruning``, ``prune_threshold``, ...).
+        ``pruning``, ``prune_threshold``, ...). cdnod's ``indep_test``,
+        ``stable``, ``uc_rule``, ``uc_priority``, ``mvcdnod``,
+        ``correction_name``, ``background_knowledge`` and ``verbose`` are
+        accepted and ignored, with one ``UserWarning`` (CREATOR runs no
+        independence tests or orientation rules); any other keyword is a
+        ``TypeError``.
 
     Returns
     -------
@@ -271,24 +367,33 @@ def creator(
     >>> [n.get_name() for n in cg.G.get_nodes()]
     ['L1', 'L2', 'L3']
     """
+    if isinstance(n_latent, float) and 0 < n_latent < 1:
+        raise TypeError(
+            f"n_latent must be an integer or 'auto', got {n_latent!r}: creator() takes the "
+            "number of latents third, where cdnod takes alpha; pass alpha by keyword "
+            f"(creator(data, c_indx, alpha={n_latent!r})).")
     c = np.asarray(c_indx)
     if c.ndim == 2 and c.shape[1] == 1:
         c = c[:, 0]
     if c.ndim != 1:
         raise ValueError(f"c_indx must have shape (n, 1) or (n,); got {np.shape(c_indx)}.")
-    if node_names is not None:
+    auto = isinstance(n_latent, str)
+    if node_names is not None and not auto:
         check_node_names(node_names, n_latent)
-    est = CREATOR(n_latent, random_state=random_state, **estimator_kwargs)
+    est = CREATOR(n_latent, random_state=random_state,
+                  **_estimator_keywords(kwargs, alpha, c))
     if show_progress:
-        print(f"CREATOR: fitting {n_latent} latent features ...", file=sys.stderr)
+        what = "a number of latent features chosen from the data" if auto else (
+            f"{n_latent} latent features")
+        print(f"CREATOR: fitting {what} ...", file=sys.stderr)
     start = time.perf_counter()
     latents = est.fit_transform(data, environments=c)
     elapsed = time.perf_counter() - start
     result = CreatorGraph(est, latents, c.copy(), node_names, elapsed)
     if show_progress:
         print(
-            f"CREATOR: {int(est.adjacency_matrix_.sum())} edges over {n_latent} latent nodes "
-            f"from {est.n_environments_} environments in {elapsed:.2f} s.",
+            f"CREATOR: {int(est.adjacency_matrix_.sum())} edges over {est.n_latent_} latent "
+            f"nodes from {est.n_environments_} environments in {elapsed:.2f} s.",
             file=sys.stderr,
         )
     return result
@@ -343,6 +448,10 @@ def to_pydot(model, names: Sequence[str] | None = None, *, title: str = "", dpi:
         Node labels (default: the model's node names).
     title : str
         Graph title.
+
+    Names and the title are written as quoted DOT strings with backslashes,
+    quotes and control characters escaped, so any name is drawn as it is and
+    none can add DOT attributes or an HTML label.
     dpi : float
         Resolution used when rendering.
 
@@ -358,4 +467,6 @@ def to_pydot(model, names: Sequence[str] | None = None, *, title: str = "", dpi:
     G = model.G if isinstance(model, CreatorGraph) and names == model.node_names else None
     if G is None:
         G = to_general_graph(est.adjacency_matrix_, names)
-    return GraphUtils.to_pydot(G, title=title, dpi=dpi)
+    # Quoted here: pydot leaves a trailing backslash, an escaped quote and <...> as they are.
+    return GraphUtils.to_pydot(G, labels=[dot_quoted(n) for n in names],
+                               title=dot_quoted(title), dpi=dpi)

@@ -20,6 +20,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from creator_plugin._validation import check_memory
 from creator_plugin.interpret import measurement_names
 
 from ._common import (
@@ -492,6 +493,12 @@ def _as_intervention(node: str, value) -> Callable:
 
 
 @document_latents
+def _sample_bytes(n_samples: int, n_latent: int, n_features: int) -> int:
+    """Bytes of ``n_samples`` interventional draws: gcm's noise and latent frames (several
+    copies of n x d) and the observations (n x p, as an array and a DataFrame)."""
+    return 8 * n_samples * (6 * n_latent + 3 * n_features)
+
+
 def intervene_observations(
     model,
     interventions: Mapping[str, float | Callable],
@@ -552,6 +559,9 @@ def intervene_observations(
     check_nodes_known(list(interventions), names, "intervention")
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
+    check_memory("intervene_observations", _sample_bytes,
+                 {"n_samples": int(n_samples), "n_latent": est.n_latent_,
+                  "n_features": est.n_features_in_}, {"n_samples": 1})
     environment_index(est, environment)
     funcs = {
         node: _as_intervention(

@@ -8,6 +8,7 @@ noise scales (the common currency of the other adapters), as a
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import networkx as nx
@@ -114,28 +115,49 @@ def adjacency_from_networkx(graph: nx.DiGraph, names: Sequence[str]) -> np.ndarr
 
     Parameters
     ----------
-    graph : networkx.DiGraph
-        Must contain exactly the nodes ``names``. Not modified.
-    names : list of str
-        Node order of the matrix.
+    graph : networkx.DiGraph or networkx.MultiDiGraph
+        Must contain exactly the nodes ``names``. Not modified. Parallel
+        edges of a ``MultiDiGraph`` count as one edge (an adjacency says
+        whether there is an edge, not how many).
+    names : list of hashable
+        Node order of the matrix: distinct node names.
 
     Raises
     ------
     TypeError
-        If ``graph`` is not a directed networkx graph.
+        If ``graph`` is not a directed networkx graph, or ``names`` is not a
+        list of node names.
     ValueError
-        If its nodes are not ``names`` or it has a cycle (the adjacency of a
-        DAG is expected).
+        If ``names`` repeats a name, the nodes of ``graph`` are not
+        ``names``, or it has a cycle (the adjacency of a DAG is expected).
     """
     if not isinstance(graph, nx.DiGraph):
         raise TypeError(f"graph must be a networkx.DiGraph; got {type(graph).__name__}.")
+    if isinstance(names, (str, bytes)) or not isinstance(names, (Sequence, np.ndarray)):
+        raise TypeError(f"names must be a list of node names; got {type(names).__name__}.")
+    names = list(names)
+    try:
+        counts = Counter(names)
+    except TypeError:
+        raise TypeError("names must be hashable node names (strings or numbers).") from None
+    repeated = [n for n, c in counts.items() if c > 1]
+    if repeated:
+        raise ValueError(f"names repeats {repeated}: every node of the matrix needs its own "
+                         "name.")
+    if set(graph.nodes) != set(names):
+        missing = [n for n in names if n not in graph]
+        extra = [n for n in graph.nodes if n not in counts]
+        raise ValueError(
+            f"graph nodes differ from names: names not in graph {missing}, graph nodes not in "
+            f"names {extra}."
+        )
     if not nx.is_directed_acyclic_graph(graph):
         raise ValueError("graph has a cycle; the adjacency of a DAG is expected.")
-    if set(graph.nodes) != set(names):
-        raise ValueError(
-            f"graph nodes {sorted(map(str, graph.nodes))} differ from names {list(names)}."
-        )
-    return nx.to_numpy_array(graph, nodelist=list(names), weight=None).astype(int)
+    index = {n: i for i, n in enumerate(names)}
+    A = np.zeros((len(names), len(names)), dtype=int)
+    for u, v in graph.edges():
+        A[index[u], index[v]] = 1
+    return A
 
 
 @document_latents

@@ -718,27 +718,37 @@ def _size(nbytes: float) -> str:
     return f"{nbytes:.0f} bytes"
 
 
-def check_memory(call: str, terms: Mapping[str, int]) -> None:
+def check_memory(call: str, estimate, sizes: Mapping[str, int],
+                 minimums: Mapping[str, int], shown: Mapping[str, str] | None = None) -> None:
     """Refuse, before allocating, what would need more than the physical memory.
 
     Parameters
     ----------
     call : str
-        The call as messages name it, e.g. ``"simulate(n_latent=5, n_samples=10**12)"``.
-    terms : mapping of argument name to bytes
-        The estimated memory, split by the argument that drives each part;
-        the message tells to lower the largest.
+        The function, as messages name it (e.g. ``"simulate"``).
+    estimate : callable
+        ``estimate(**sizes)``: the bytes the call would allocate.
+    sizes : mapping
+        The size arguments of the call (ints).
+    minimums : mapping
+        For the arguments a message may tell to lower, their smallest value:
+        the message names the one whose minimum saves the most memory.
+    shown : mapping, optional
+        How the message shows an argument, where not as its value in ``sizes``.
 
     Raises
     ------
     ValueError
-        The estimate exceeds :func:`physical_memory_bytes`.
+        The estimate exceeds :func:`physical_memory_bytes`, naming the
+        argument to lower.
     """
-    total = sum(int(v) for v in terms.values())
+    nbytes = int(estimate(**sizes))
     limit = physical_memory_bytes()
-    if total > limit:
-        largest = max(terms, key=lambda k: terms[k])
-        raise ValueError(
-            f"{call} would need about {_size(total)} of memory, more than this machine's "
-            f"{_size(limit)} of physical memory; lower {largest}."
-        )
+    if nbytes <= limit:
+        return
+    culprit = max(minimums, key=lambda k: nbytes - int(estimate(**{**sizes, k: minimums[k]})))
+    text = {k: f"{k}={v}" for k, v in sizes.items()} | dict(shown or {})
+    raise ValueError(
+        f"{call} with {', '.join(text.values())} would need about {_size(nbytes)} of memory, "
+        f"more than this machine's {_size(limit)} of physical memory; lower {culprit}."
+    )

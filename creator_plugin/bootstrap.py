@@ -228,7 +228,8 @@ def bootstrap(
     random_state : int or None
         Seeds the resampling and every refit (not the reference fit).
     n_jobs : int, optional
-        joblib parallelism. For a Dask cluster, wrap the call in
+        joblib parallelism (an integer other than 0; -1 for every core).
+        For a Dask cluster, wrap the call in
         ``with joblib.parallel_config(backend="dask"):`` after creating a
         ``distributed.Client`` — results are identical whatever the backend.
     show_progress : bool, default=False
@@ -262,6 +263,13 @@ def bootstrap(
     if isinstance(max_failed_share, bool) or not isinstance(max_failed_share, Real) \
             or not 0 <= max_failed_share < 1:
         raise ValueError(f"max_failed_share must be a number in [0, 1); got {max_failed_share!r}.")
+    if n_jobs is not None and (isinstance(n_jobs, (bool, np.bool_))
+                               or not isinstance(n_jobs, (int, np.integer))):
+        raise TypeError(f"n_jobs must be None or an integer (1 for serial, -1 for all cores); "
+                        f"got {n_jobs!r}.")
+    if n_jobs == 0:
+        raise ValueError("n_jobs must not be 0: 1 runs serially, -1 uses every core, and a "
+                         "negative n uses all cores but n + 1 (joblib's rule).")
     fitted = hasattr(estimator, "components_")
     auto = isinstance(estimator.n_latent, str)
     d = estimator.n_latent_ if fitted else None if auto else estimator.n_latent

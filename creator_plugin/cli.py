@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from importlib.util import find_spec
@@ -322,25 +325,66 @@ def _casestudy(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``creator`` command."""
+    """Entry point of the ``creator`` command.
+
+    ``SIGTERM`` (the signal of ``kill``, ``timeout`` and service managers) is
+    handled like Ctrl-C: the run stops, removes its temporary files and
+    exits with status 128 + the signal's number. The handler is the
+    command's only: it is installed here and restored on return, never by
+    the Python API.
+    """
     from .output_dir import OutputDirError
 
     args = _build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    try:
-        return {"demo": _demo, "fit": _fit, "dims": _dims, "bench": _bench,
-                "casestudy": _casestudy}[args.command](args)
-    except (UserError, OutputDirError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    except ImportError as exc:
-        if "creator-plugin[" not in str(exc):
-            raise  # a broken installation, not a missing extra: keep the traceback
-        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
-    except OSError as exc:
-        # Disk full, permissions, ... while writing: one line, nothing left half-written.
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"error: could not write the output ({exc.strerror or exc}{where}).",
-              file=sys.stderr)
+    with _interruptible() as received, warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            return {"demo": _demo, "fit": _fit, "dims": _dims, "bench": _bench,
+                    "casestudy": _casestudy}[args.command](args)
+        except (UserError, OutputDirError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:
+            name = received[-1] if received else "SIGINT"
+            print(f"error: interrupted by {name}; no partial results were left behind.",
+                  file=sys.stderr)
+            return 128 + int(getattr(signal, name, signal.SIGINT))
+        except ImportError as exc:
+            if "creator-plugin[" not in str(exc):
+                raise  # a broken installation, not a missing extra: keep the traceback
+            print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        except OSError as exc:
+            # Disk full, permissions, ... while writing: one line, nothing left half-written.
+            where = f": {exc.filename}" if exc.filename else ""
+            print(f"error: could not write the output ({exc.strerror or exc}{where}).",
+                  file=sys.stderr)
     return 2
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """``SIGTERM`` raises ``KeyboardInterrupt`` for the block (main thread only).
+
+    Yields the list of the signals' names received, so the exit status can
+    say which one stopped the run.
+    """
+    received: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum, frame):
+        received.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":

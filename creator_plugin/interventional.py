@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._random import as_generator
-from .simulation import FAMILIES, NOISE_DISTRIBUTIONS, Simulation
+from .simulation import FAMILIES, NOISE_DISTRIBUTIONS, Simulation, check_simulation_size
 
 __all__ = [
     "INTERVENTIONAL_FAMILIES",
@@ -59,13 +59,14 @@ def _check(n_latent, n_environments, n_samples, n_features, noise, intervention)
     if K < 2:
         raise ValueError(f"n_environments must be >= 2 (one observational, at least one "
                          f"interventional), got {n_environments!r}.")
+    p = d if n_features is None else int(n_features)
+    if p < d:
+        raise ValueError(f"n_features={p} must be >= n_latent={d}.")
+    check_simulation_size("the interventional simulation", d, K, n_samples, p)
     sizes = [int(n_samples)] * K if np.isscalar(n_samples) else [int(s) for s in n_samples]
     if len(sizes) != K or min(sizes) < 2:
         raise ValueError(f"n_samples must be an int >= 2 or one such int per environment, "
                          f"got {n_samples!r}.")
-    p = d if n_features is None else int(n_features)
-    if p < d:
-        raise ValueError(f"n_features={p} must be >= n_latent={d}.")
     if noise != "gaussian" and noise not in NOISE_DISTRIBUTIONS:
         raise ValueError(f"noise must be 'gaussian' or one of {sorted(NOISE_DISTRIBUTIONS)}, "
                          f"got {noise!r}.")

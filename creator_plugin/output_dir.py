@@ -9,6 +9,15 @@ the regular files in it (relative, normalised paths, no symbolic link on the
 way) with their checksums. The old files are deleted one by one from that
 list through directory descriptors that never follow links, so nothing the
 tool did not write is ever deleted.
+
+Interruptions: the final steps (the marker, ``fsync`` of every file, the
+rename or, when replacing, an atomic exchange of the two directories, and
+the deletion of the old files) run with ``SIGINT`` and ``SIGTERM`` blocked,
+so a signal takes effect before them (the temporary directory is removed)
+or after them (the output is complete). A process killed outright
+(``SIGKILL``, power loss) leaves its temporary directory; its owner marker
+names the process, and the next run for the same output removes it once
+that process is gone (:func:`stale_directories`).
 """
 
 from __future__ import annotations
@@ -21,18 +30,25 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import socket
 import stat
 import sys
 import tempfile
+import threading
 import uuid
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["MARKER", "OutputDir", "OutputDirError"]
+__all__ = ["MARKER", "OWNER_MARKER", "OutputDir", "OutputDirError", "stale_directories"]
 
 #: Name of the file recording that (and what) this tool wrote into a directory.
 MARKER = ".creator-output.json"
+#: Name of the file in a temporary directory naming the process writing it.
+OWNER_MARKER = ".creator-tmp.json"
 _TOOL = "creator-plugin"
+_TEMP_KINDS = ("creator-tmp-", "creator-old-")
 
 
 class OutputDirError(ValueError):
@@ -70,6 +86,7 @@ class OutputDir:
         self.option = option
         self._check_location(inputs)
         self._replaces: dict | None = None
+        self.stale = _clean_stale(self.path)
         try:
             st = os.lstat(self.path)
         except FileNotFoundError:
@@ -134,19 +151,27 @@ class OutputDir:
         OSError
             Writing failed (disk full, permissions); nothing is left behind.
         """
+        self._committed = False
         created = _make_parents(self.path.parent)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.creator-tmp-",
                                     dir=self.path.parent))
         try:
+            _write_json(tmp / OWNER_MARKER, _owner())
             yield tmp
-            _write_marker(tmp, parameters)
-            if self._replaces is None:
-                self._move_new(tmp)
-            else:
-                self._replace(tmp)
+            with _signals_deferred():
+                _write_marker(tmp, parameters)
+                os.unlink(tmp / OWNER_MARKER)  # the output marker names the owner now
+                _sync_tree(tmp)
+                if self._replaces is None:
+                    self._move_new(tmp)
+                else:
+                    self._replace(tmp)
+                _fsync_dir(self.path.parent)
         except BaseException:
-            # tmp is a fresh, randomly named directory this process created.
-            shutil.rmtree(tmp, ignore_errors=True)
+            # tmp is a fresh, randomly named directory this process created; after a
+            # successful move or exchange it no longer holds anything of this run.
+            if not self._committed:
+                shutil.rmtree(tmp, ignore_errors=True)
             for d in reversed(created):
                 with contextlib.suppress(OSError):
                     d.rmdir()
@@ -160,16 +185,27 @@ class OutputDir:
                 f"{self.option} {self.path} appeared while this run was going on; it was "
                 "left as it is and the results of this run were not kept."
             ) from None
+        self._committed = True
 
     def _replace(self, tmp: Path) -> None:
-        aside = self.path.parent / f".{self.path.name}.creator-old-{uuid.uuid4().hex[:12]}"
-        try:
-            _rename_noreplace(self.path, aside)
-        except FileNotFoundError:
-            raise OutputDirError(
-                f"{self.option} {self.path} was removed while this run was going on; the "
-                "results of this run were not kept."
-            ) from None
+        """Exchange ``tmp`` and the output atomically, check what came out, delete it.
+
+        Where the exchange is not available (not Linux, or a file system
+        without it), the output is renamed aside first and ``tmp`` moved into
+        its place: between the two renames the previous output exists only
+        under its hidden name.
+        """
+        exchanged = _exchange(tmp, self.path)
+        aside = tmp if exchanged else (
+            self.path.parent / f".{self.path.name}.creator-old-{uuid.uuid4().hex[:12]}")
+        if not exchanged:
+            try:
+                _rename_noreplace(self.path, aside)
+            except FileNotFoundError:
+                raise OutputDirError(
+                    f"{self.option} {self.path} was removed while this run was going on; the "
+                    "results of this run were not kept."
+                ) from None
         st = os.lstat(aside)
         same = (st.st_ino, st.st_dev) == (self._replaces["ino"], self._replaces["dev"])
         try:
@@ -180,7 +216,10 @@ class OutputDir:
                 raise OutputDirError(f"{self.option} {self.path} was rewritten")
         except OutputDirError as exc:
             try:
-                _rename_noreplace(aside, self.path)
+                if exchanged:
+                    _exchange(tmp, self.path)  # back: the output as it was, ours in tmp
+                else:
+                    _rename_noreplace(aside, self.path)
                 where = "it was left as it is"
             except OSError:
                 where = f"it was moved to {aside}"
@@ -188,14 +227,146 @@ class OutputDir:
                 f"{exc} while this run was going on; {where} and the results of this run "
                 "were not kept."
             ) from None
-        try:
-            _rename_noreplace(tmp, self.path)
-        except FileExistsError:
-            raise OutputDirError(
-                f"{self.option} {self.path} appeared while it was being replaced; the previous "
-                f"output is kept in {aside} and the results of this run were not kept."
-            ) from None
+        if not exchanged:
+            try:
+                _rename_noreplace(tmp, self.path)
+            except FileExistsError:
+                raise OutputDirError(
+                    f"{self.option} {self.path} appeared while it was being replaced; the "
+                    f"previous output is kept in {aside} and the results of this run were not "
+                    "kept."
+                ) from None
+        self._committed = True
         _delete_own(aside, marker)
+
+
+# ------------------------------------------------------------ interruptions
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold ``SIGINT`` and ``SIGTERM`` until the block ends (POSIX, main thread).
+
+    No handler is installed: a signal that arrives meanwhile is delivered
+    when the block ends, to whatever handler the program has (Python's
+    ``KeyboardInterrupt``, the CLI's, or the default termination).
+    """
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not \
+            threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot (Linux), to tell a reused pid."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _owner() -> dict:
+    """Who is writing: this process, on this host (since this boot)."""
+    return {"tool": _TOOL, "pid": os.getpid(), "host": socket.gethostname(),
+            "boot_id": _boot_id(), "start_time": _start_time(os.getpid())}
+
+
+def _alive(owner: dict) -> bool | None:
+    """Whether the process an owner record names still runs; None if that cannot be known."""
+    pid = owner.get("pid")
+    if owner.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+        return None
+    boot = _boot_id()
+    if owner.get("boot_id") and boot and owner["boot_id"] != boot:
+        return False  # the machine restarted since: no process of then runs
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's
+    except OSError:
+        return None
+    started = owner.get("start_time")
+    now = _start_time(pid)
+    if started and now and started != now:
+        return False  # the pid was reused by another process
+    return True
+
+
+def stale_directories(path) -> list[tuple[Path, dict | None]]:
+    """Temporary directories this tool left beside ``path``, with their owner records.
+
+    A temporary directory is ``.<name>.creator-tmp-*`` (a run writing) or
+    ``.<name>.creator-old-*`` (a previous output being replaced), a
+    directory (not a link) of the current user; its owner record is its
+    :data:`OWNER_MARKER` or, once the results are complete, the ``pid`` and
+    ``host`` of its :data:`MARKER` (None when neither can be read).
+    """
+    path = Path(os.path.abspath(path))
+    found = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return []
+    prefixes = tuple(f".{path.name}.{kind}" for kind in _TEMP_KINDS)
+    for entry in entries:
+        if not entry.name.startswith(prefixes):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            continue
+        owner = None
+        for name in (OWNER_MARKER, MARKER):
+            try:
+                record = json.loads(Path(entry.path, name).read_text(encoding="utf-8"))
+            except (OSError, ValueError, RecursionError):
+                continue
+            if isinstance(record, dict) and record.get("tool") == _TOOL and "pid" in record:
+                owner = record
+                break
+        found.append((Path(entry.path), owner))
+    return sorted(found)
+
+
+def _clean_stale(path: Path) -> list[str]:
+    """Remove the temporary directories of dead runs beside ``path``; report the others."""
+    notes = []
+    for directory, owner in stale_directories(path):
+        alive = None if owner is None else _alive(owner)
+        if alive is False:
+            shutil.rmtree(directory, ignore_errors=True)
+            done = "removed" if not os.path.lexists(directory) else "could not remove"
+            notes.append(f"{done} the temporary directory {directory} left by an interrupted "
+                         f"run (process {owner['pid']}, no longer running).")
+        elif owner is not None and owner.get("pid") == os.getpid():
+            continue  # this process's own, still being written
+        elif owner is None:
+            notes.append(f"{directory} looks like a temporary directory of creator but names "
+                         "no process; it is left as it is (remove it if no run is going on).")
+        else:
+            state = "still runs" if alive else "cannot be checked from here"
+            notes.append(f"{directory} is the temporary directory of process {owner['pid']} "
+                         f"on {owner.get('host')!r}, which {state}; it is left as it is.")
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=3)
+    return notes
 
 
 # ------------------------------------------------------------------ marker
@@ -242,15 +413,46 @@ def _write_marker(directory: Path, parameters: dict) -> None:
         "tool": _TOOL,
         "version": __version__,
         "run_id": uuid.uuid4().hex,
+        **{k: v for k, v in _owner().items() if k != "tool"},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "parameters": parameters,
-        "files": {rel: _digest(directory / rel) for rel in files},
+        "files": {rel: _digest(directory / rel) for rel in files if rel != OWNER_MARKER},
     }
-    target = directory / MARKER
+    _write_json(directory / MARKER, marker)
+
+
+def _write_json(target: Path, record: dict) -> None:
     with open(target, "w", encoding="utf-8") as fh:
-        json.dump(marker, fh, indent=2, default=str)
+        json.dump(record, fh, indent=2, default=str)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def _sync_tree(root: Path) -> None:
+    """``fsync`` every file and directory under ``root``, so a rename publishes whole files."""
+    files, dirs, _ = _walk(root)
+    for rel in files:
+        fd = os.open(root / rel, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for rel in [*dirs, ""]:
+        _fsync_dir(root / rel)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make renames and new entries in ``directory`` durable (a no-op where not possible)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _valid_entry(rel, digest) -> bool:
@@ -400,6 +602,23 @@ def _renameat2():
 _RENAMEAT2 = _renameat2()
 _AT_FDCWD = -100
 _RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    Returns False where that is not available (the caller falls back to two
+    renames); other failures raise ``OSError``.
+    """
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _rename_noreplace(src: Path, dst: Path) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from ._random import as_generator
+from ._validation import check_memory
 
 __all__ = [
     "Simulation",
@@ -110,6 +111,39 @@ def _whole(value, name: str, low: int) -> int:
     if int(value) < low:
         raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
     return int(value)
+
+
+def _simulation_bytes(n_latent: int, n_environments: int, n_samples: int,
+                      n_features: int) -> int:
+    """Bytes a simulation of ``n_environments`` x ``n_samples`` rows holds at its peak.
+
+    Per environment W_k, Omega_k and (I - W_k)^{-1} (d x d), Y_k, Z_k and X_k
+    (rows x (2d + p)) and one environment's temporaries, plus H (p x d), the
+    graph's draws and about 1 KiB of Python objects per environment.
+    """
+    d, K, n, p = n_latent, n_environments, n_samples, n_features
+    return 8 * (d * d * (3 + 3 * K) + p * d + K * n * (2 * d + p) + n * (d + p)) + 1024 * K
+
+
+def check_simulation_size(call: str, n_latent: int, n_environments: int, n_samples,
+                          n_features: int) -> None:
+    """Refuse a simulation larger than the physical memory before drawing anything.
+
+    ``n_samples`` is an int or a list (its mean size per environment is
+    used); the message names the argument to lower.
+    """
+    shown = None
+    if np.isscalar(n_samples):
+        n = int(n_samples)
+    else:
+        sizes = [int(v) for v in n_samples]
+        n = -(-sum(sizes) // max(len(sizes), 1))
+        shown = {"n_samples": f"n_samples of {sum(sizes)} rows in all"}
+    check_memory(call, _simulation_bytes,
+                 {"n_latent": n_latent, "n_environments": n_environments, "n_samples": n,
+                  "n_features": n_features},
+                 {"n_latent": 1, "n_environments": 2, "n_samples": 2, "n_features": n_latent},
+                 shown)
 
 
 def _check_numbers(*, edge_prob=0.5, measurement_noise=0.0, weight_scale=1.0,
@@ -231,6 +265,7 @@ def simulate(
         raise ValueError(f"n_features={p} must be >= n_latent={d}.")
     if setting not in (1, 2):
         raise ValueError(f"setting must be 1 or 2, got {setting!r}.")
+    check_simulation_size("simulate", d, K, n_samples, p)
     sizes = [int(n_samples)] * K if np.isscalar(n_samples) else [int(s) for s in n_samples]
     if len(sizes) != K:
         raise ValueError("n_samples as a list needs one entry per environment.")
@@ -346,6 +381,11 @@ def simulate_dask(
     p = d if n_features is None else int(n_features)
     if p < d:
         raise ValueError(f"n_features={p} must be >= n_latent={d}.")
+    check_memory("simulate_dask", _dask_bytes,
+                 {"n_latent": d, "n_environments": K, "n_samples": n_samples, "n_features": p,
+                  "chunk_rows": chunk_rows},
+                 {"n_latent": 1, "n_environments": 1, "n_samples": 2, "n_features": d,
+                  "chunk_rows": 1})
     perm = rng.permutation(d)
     A = np.zeros((d, d), dtype=int)
     A[np.ix_(perm, perm)] = np.triu(rng.random((d, d)) < edge_prob, k=1)
@@ -378,6 +418,15 @@ def simulate_dask(
         edge_prob=edge_prob, measurement_noise=measurement_noise, chunk_rows=chunk_rows,
     )
     return Simulation(X, A, W, Om, H, Y, [], [int(v) for v in perm], laws, wl, params)
+
+
+def _dask_bytes(n_latent: int, n_environments: int, n_samples: int, n_features: int,
+                chunk_rows: int) -> int:
+    """Bytes of a lazy simulation: its d x d matrices, H, the task graph and one block."""
+    d, K, p = n_latent, n_environments, n_features
+    blocks = K * -(-n_samples // chunk_rows)
+    rows = min(chunk_rows, n_samples)
+    return 8 * (d * d * (2 + 4 * K) + p * d + 3 * rows * (d + p)) + 4096 * blocks
 
 
 def _simulate_block(
@@ -473,6 +522,7 @@ def _zoo(
     p = d if n_features is None else int(n_features)
     if p < d:
         raise ValueError(f"n_features={p} must be >= n_latent={d}.")
+    check_simulation_size(f"simulate_family({family!r})", d, K, n_samples, p)
     sizes = [int(n_samples)] * K if np.isscalar(n_samples) else [int(s) for s in n_samples]
     if len(sizes) != K or min(sizes) < 2:
         raise ValueError("n_samples must be an int >= 2 or a list of one such int per environment.")
