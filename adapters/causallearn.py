@@ -440,6 +440,10 @@ def aligned_general_graph(
 def to_pydot(model, names: Sequence[str] | None = None, *, title: str = "", dpi: float = 200):
     """Draw the recovered latent DAG with causal-learn's ``GraphUtils.to_pydot``.
 
+    Names and the title are written as quoted DOT strings with backslashes,
+    quotes and control characters escaped, so any name is drawn as it is and
+    none can add DOT attributes or an HTML label.
+
     Parameters
     ----------
     model : CREATOR or CreatorGraph
@@ -448,10 +452,6 @@ def to_pydot(model, names: Sequence[str] | None = None, *, title: str = "", dpi:
         Node labels (default: the model's node names).
     title : str
         Graph title.
-
-    Names and the title are written as quoted DOT strings with backslashes,
-    quotes and control characters escaped, so any name is drawn as it is and
-    none can add DOT attributes or an HTML label.
     dpi : float
         Resolution used when rendering.
 
