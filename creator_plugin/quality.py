@@ -21,7 +21,7 @@ from scipy import stats
 
 from ._passes import row_blocks, scratch_array
 from .dimension import n_latent_evidence
-from .ordering import _fastica_logcosh
+from .ordering import fastica_logcosh
 from .sem import centred_scatter
 
 __all__ = [
@@ -455,7 +455,7 @@ def ica_agreement(
     for Z in noises:
         # Z is centred and white (Gram-Schmidt), so the identity start is the noises.
         # FastICA's iteration without the estimator's overhead (the same numbers).
-        W, converged = _fastica_logcosh(Z.T, np.eye(d), tol=tol, max_iter=max_iter)
+        W, converged = fastica_logcosh(Z.T, np.eye(d), tol=tol, max_iter=max_iter)
         S = np.dot(W, Z.T).T
         not_converged += not converged
         corr2 = np.corrcoef(Z, S, rowvar=False)[:d, d:] ** 2
@@ -953,18 +953,6 @@ def assess_fit(
                     "size of the level, so which edges are kept is decided by estimation error "
                     "and weaker edges are likely missing. Run creator_plugin.bootstrap, or "
                     "refit with a lower prune_threshold and compare the graphs.")))
-    mech = checks.get("mechanisms")
-    gaussian = gauss["p_value"] > alpha
-    if mech is not None and (gaussian or (mech["few_regimes"]
-                                          and not mech["independent_latents"])):
-        # which environments intervene on which latents (creator_plugin.regime)
-        from .regime import interventional_regime, regime_message
-
-        regime = interventional_regime(moments, gaussian=gaussian)
-        if regime is not None:
-            text, regime["methods"] = regime_message(regime, d)
-            checks["regime"] = regime
-            issues.append(Issue("interventional_regime", text))
     shift = checks["mean_shifts"] = mean_shift_share(latents, moments=moments)
     if shift["share"] >= mean_shift_level:
         issues.append(Issue("mean_shifts_ignored", (
@@ -1030,6 +1018,18 @@ def assess_fit(
                 f"Refitted on {stability['n_resamples']} bootstrap resamples of the rows, the "
                 f"graph does not hold: {found}. The order or some features rest on a near-tie; "
                 "run creator_plugin.bootstrap and report only edges with high probability.")))
+    mech = checks.get("mechanisms")
+    gaussian = gauss["p_value"] > alpha
+    if mech is not None and (gaussian or issues or (mech["few_regimes"]
+                                                    and not mech["independent_latents"])):
+        # which environments intervene on which latents (creator_plugin.regime)
+        from .regime import interventional_regime, regime_message
+
+        regime = interventional_regime(moments, gaussian=gaussian)
+        if regime is not None:
+            text, regime["methods"] = regime_message(regime, d)
+            checks["regime"] = regime
+            issues.append(Issue("interventional_regime", text))
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
