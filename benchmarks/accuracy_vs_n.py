@@ -24,8 +24,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from creator_plugin.benchmark.figures import _ok, _table
 from creator_plugin.benchmark.grid import run_grid
+
+
+def _ok(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of fits that succeeded."""
+    return df[df["status"] == "ok"]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
 
 __all__ = ["n_curve_grid", "n_curve_markdown", "n_curve_failures", "n_curve_figure"]
 

@@ -5,7 +5,6 @@ Usage::
     python benchmarks/scaling.py                                  # d, p and n series
     python benchmarks/scaling.py --axis p --values 1000 20000     # one series, chosen sizes
     python benchmarks/scaling.py --out benchmarks/results/scaling --repeats 2
-    python benchmarks/scaling.py --axis --compare-reductions     # Gram route vs randomized_svd
 
 Writes OUT.csv, OUT.md (the table) and OUT.png (time ratio against size
 ratio, log-log, and the memory a fit adds relative to its input), and prints
@@ -36,7 +35,6 @@ from creator_plugin.simulation import simulate
 
 __all__ = [
     "AXES",
-    "compare_reductions",
     "measure_fit",
     "scaling_figure",
     "scaling_markdown",
@@ -172,59 +170,6 @@ def scaling_series(axis: str, values: list[int] | None = None, *, repeats: int =
     return rows
 
 
-def compare_reductions(
-    p: int = 20_000, n: int = 500, d: int = 5, K: int = 5, noise: float = 0.1,
-    n_components: int = 50, seed: int = 0,
-) -> list[dict]:
-    """The reduction's Gram route against scikit-learn's ``randomized_svd``, wide data.
-
-    Both get the pooled standardised data of ``simulate(d, K, n,
-    n_features=p, measurement_noise=noise)`` (``p > N = K n``).
-    ``randomized_svd`` needs the ``N x p`` standardised matrix itself, so it
-    is given a copy; the Gram route (:func:`creator_plugin._passes.pooled_gram`
-    and the loadings pass) reads the data in blocks of columns.
-
-    Returns
-    -------
-    list of dict
-        Per method: ``seconds``, ``traced_peak_mb`` and the leading
-        ``n_components`` eigenvalues (``eigenvalues``; all N for the Gram
-        route).
-    """
-    from sklearn.utils.extmath import randomized_svd
-
-    from creator_plugin._passes import column_moments, pooled_gram, project_gram_loadings
-
-    X = simulate(d, K, n, n_features=p, measurement_noise=noise, random_state=seed).X
-    moments = column_moments(X)
-    scale = np.sqrt((moments.n_rows[:, None] * moments.sds**2).sum(axis=0)
-                    / moments.n_rows.sum())
-
-    def gram_route():
-        eig, left = np.linalg.eigh(pooled_gram(X, moments.means, scale))
-        eig, left = np.maximum(eig[::-1], 0.0), left[:, ::-1]
-        project_gram_loadings(X, moments.means, scale, left[:, :d] / np.sqrt(eig[:d]))
-        return eig / moments.n_rows.sum()
-
-    def randomized():
-        Z = np.concatenate([(x - m) / scale for x, m in zip(X, moments.means)])
-        _, sv, _ = randomized_svd(Z, n_components, random_state=seed)
-        return sv**2 / Z.shape[0]
-
-    rows = []
-    for name, run in [("Gram matrix of the rows (this package)", gram_route),
-                      (f"randomized_svd, {n_components} components, on a copy", randomized)]:
-        tracemalloc.start()
-        start = time.perf_counter()
-        eig = run()
-        seconds = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        rows.append({"method": name, "seconds": seconds, "traced_peak_mb": peak / 2**20,
-                     "eigenvalues": eig})
-    return rows
-
-
 def scaling_rows(sizes: list[int], d: int = 5, K: int = 5, **creator_kwargs) -> list[dict]:
     """One default fit per sample size (rows per environment), p = d.
 
@@ -303,23 +248,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=1,
                         help="timed fits per size, the fastest counts")
     parser.add_argument("--out", default="benchmarks/results/scaling")
-    parser.add_argument("--compare-reductions", action="store_true",
-                        help="also time the reduction of p=20,000 columns two ways")
     args = parser.parse_args(argv)
     if args.values and len(args.axis) != 1:
         parser.error("--values needs exactly one --axis")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}, numpy {np.__version__}; "
           f"load average before: {os.getloadavg()}")
-    if args.compare_reductions:
-        rows = compare_reductions()
-        top = rows[0]["eigenvalues"][:50]
-        print("| reduction, p=20,000, N=2,500 | s | traced peak MB | max rel. diff of the "
-              "leading 5 / 50 eigenvalues |\n|---|---|---|---|")
-        for r in rows:
-            diff = np.abs(r["eigenvalues"][:50] / top - 1)
-            print(f"| {r['method']} | {r['seconds']:.2f} | {r['traced_peak_mb']:.0f} | "
-                  f"{diff[:5].max():.1e} / {diff.max():.1e} |", flush=True)
     rows = []
     for axis in args.axis:
         values = [int(v) for v in args.values] if args.values else None

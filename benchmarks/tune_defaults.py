@@ -30,6 +30,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import row_files
 from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, current, fit_one
 
 #: The knobs that matter most for accuracy (creator_plugin/estimator.py):
@@ -81,12 +82,12 @@ def main(argv: list[str] | None = None) -> None:
 
     cache = Path(args.cache)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
+    rows = row_files.read_jsonl(cache) if row_files.exists(cache) else []
     # rows of earlier defaults are refitted; a fit cached twice (two processes
     # over overlapping seeds) counts once, its last row
     rows = list({_key(r): r for r in rows if current(r)}.values())
     have = set(map(_key, rows))
-    with cache.open("a") as fh:
+    with row_files.open_text(cache, "a") as fh:
         for seed in seeds:
             for fam in families:
                 for cfg in configs:

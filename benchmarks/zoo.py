@@ -50,6 +50,7 @@ from creator_plugin.simulation import simulate_family
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import independent_simulator  # noqa: E402
+import row_files  # noqa: E402
 
 BAR_FAMILIES = ("paper", "heavy_tails", "wide_scales", "signed_weights", "measured", "unequal_n")
 FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise")
@@ -152,15 +153,13 @@ def run(args: argparse.Namespace) -> None:
     params = json.loads(args.params) if args.params else {}
     key = json.dumps(params, sort_keys=True)
     done = set()
-    if out.exists():
-        for line in out.read_text().splitlines():
-            r = json.loads(line)
-            if r["d"] == args.d and current(r, key):
-                done.add((r["family"], r["seed"]))
+    for r in row_files.read_jsonl(out) if row_files.exists(out) else []:
+        if r["d"] == args.d and current(r, key):
+            done.add((r["family"], r["seed"]))
     # the interventional families have no independent simulator; the peers study covers them
     families = args.families.split(",") if args.families else [*BAR_FAMILIES, *FLAG_FAMILIES]
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    with out.open("a") as fh:
+    with row_files.open_text(out, "a") as fh:
         # seed-major, so a partial run covers every family evenly
         for seed in seeds:
             for fam in families:
@@ -230,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.cmd == "run":
         run(args)
         return
-    rows = [json.loads(line) for line in Path(args.rows).read_text().splitlines()]
+    rows = row_files.read_jsonl(args.rows)
     key = json.dumps(json.loads(args.params) if args.params else {}, sort_keys=True)
     rows = [r for r in rows if current(r, key)
             and (args.first_seed is None or r["seed"] >= args.first_seed)

@@ -41,6 +41,7 @@ from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 from zoo import BAR_FAMILIES, data_of, settings_of  # noqa: E402
 
 
@@ -74,7 +75,7 @@ def _current(row: dict) -> bool:
 
 
 def _rows(paths: list[str]) -> list[dict]:
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = row_files.read_jsonl(paths)
     return [r for r in rows if _current(r)]
 
 
@@ -83,10 +84,10 @@ def run(args: argparse.Namespace) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     families = args.families.split(",") if args.families else list(BAR_FAMILIES)
     done = set()
-    if out.exists():  # resume: rows of the current settings already written are kept
+    if row_files.exists(out):  # resume: rows of the current settings already written are kept
         done = {(r["family"], r["d"], r["seed"])
-                for r in map(json.loads, out.read_text().splitlines()) if _current(r)}
-    with out.open("a") as fh:
+                for r in row_files.read_jsonl(out) if _current(r)}
+    with row_files.open_text(out, "a") as fh:
         for d in [int(x) for x in args.ds.split(",")]:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 for family in families:
@@ -150,7 +151,7 @@ def refinement(paths: list[str], d: int = 10, family: str | None = None) -> None
     ``measured``, or of ``family`` only)."""
     from creator_plugin.quality import order_levels
 
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = row_files.read_jsonl(paths)
     rows = [r for r in rows if r["d"] == d and r.get("status", "ok") == "ok"
             and (r["family"] == family if family else r["family"] != "measured")]
     levels = order_levels(d)

@@ -13,7 +13,6 @@ order, LocR², verdict and CPU seconds.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -22,14 +21,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import revise_default_check  # noqa: E402
-from branch_probe import data_sets  # noqa: E402
+import row_files  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
 SETTINGS = {"default": {"order_branches": 0}, "branches": {"order_branches": 2}}
 
 
 def run(which: str, first: int, count: int, out: str) -> None:
-    revise_default_check.run(which, first, count, out, settings=SETTINGS, sets=data_sets)
+    revise_default_check.run(which, first, count, out, settings=SETTINGS)
 
 
 def _paired(rows: list[dict]) -> tuple[float, float, float, float, int, int]:
@@ -42,7 +41,7 @@ def _paired(rows: list[dict]) -> tuple[float, float, float, float, int, int]:
 
 def compared_rows(paths: list[str]) -> list[dict]:
     """The rows of ``paths``; the data sets the fit refused are printed and left out."""
-    rows = [json.loads(line) for p in paths for line in open(p)]
+    rows = row_files.read_jsonl(paths)
     for r in rows:
         if "failed" in r:
             print(f"refused: {r['cell']} seed {r['seed']}: {r['failed'][:120]}")

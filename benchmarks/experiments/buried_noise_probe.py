@@ -36,6 +36,7 @@ from creator_plugin.measurement_noise import estimate_measurement_noise
 from creator_plugin.preprocessing import reduce_environments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 from zoo import data_of  # noqa: E402
 
 
@@ -60,7 +61,7 @@ def min_r2_estimate(model, X_list) -> float | None:
 
 def run(sim: str, families: str, first: int, count: int, out: str, auto: bool = False) -> None:
     warnings.simplefilter("ignore")
-    with open(out, "a") as fh:
+    with row_files.open_text(out, "a") as fh:
         for seed in range(first, first + count):
             for fam in families.split(","):
                 X, A, Y = data_of(sim, fam, 5, 5, 1000, seed)
@@ -78,7 +79,7 @@ def run(sim: str, families: str, first: int, count: int, out: str, auto: bool = 
 
 
 def table(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in open(p)]
+    rows = row_files.read_jsonl(paths)
     rows = [r for r in rows if r["min_r2_est"] is not None]
     wrong = [r for r in rows if r["shd"] >= 2]
     right = [r for r in rows if r["shd"] <= 1]
@@ -97,7 +98,7 @@ def table(paths: list[str]) -> None:
 
 
 def bins(paths: list[str], edges=(0.0, 0.5, 0.9, 1.01)) -> None:
-    rows = [json.loads(line) for p in paths for line in open(p)]
+    rows = row_files.read_jsonl(paths)
     rows = [r for r in rows if r["min_r2_est"] is not None]
     print("| smallest signal share | fits | mean SHD | wrong orders | SHD >= 2 | flagged |")
     print("|---|---|---|---|---|---|")

@@ -20,11 +20,15 @@ import glob
 import json
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from creator_plugin.disentangle import refine_disentangling, surrounded_sets
 from creator_plugin.metrics import evaluate, shd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 
 
 # ---------------------------------------------------------------- ingredients
@@ -422,7 +426,7 @@ def score(z, At, pi, bij, adj, C):
 def main():
     paths = sorted(glob.glob(sys.argv[1]), key=lambda p: int(re.search(r"_s(\d+)\.", p).group(1)))
     names = sys.argv[3:]
-    with open(sys.argv[2], "a") as fh:
+    with row_files.open_text(sys.argv[2], "a") as fh:
         for p in paths:
             for rec in run(p, names):
                 fh.write(json.dumps(rec) + "\n")
@@ -432,9 +436,9 @@ def main():
 
 def keep_last(path, fields):
     """Rewrite the rows file keeping, per key, only the last row (a re-run replaces its rows)."""
-    rows = [json.loads(line) for line in open(path)]
+    rows = row_files.read_jsonl(path)
     last = {tuple(r.get(f) for f in fields): i for i, r in enumerate(rows)}
-    with open(path, "w") as fh:
+    with row_files.open_text(path, "w") as fh:
         for i, r in enumerate(rows):
             if last[tuple(r.get(f) for f in fields)] == i:
                 fh.write(json.dumps(r) + "\n")

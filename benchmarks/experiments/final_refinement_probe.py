@@ -33,7 +33,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-import branch_probe as bp  # noqa: E402
+import revise_default_check  # noqa: E402
+import row_files  # noqa: E402
 import zoo  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
@@ -46,7 +47,7 @@ def data(which: str, seed: int):
     if which.startswith("zoo-"):
         _, simulator, family = which.split("-", 2)
         return 5, *zoo.data_of(simulator, family, 5, 5, 1000, seed)
-    _cell, d, X, A, Y = next(iter(bp.data_sets(which, seed)))
+    _cell, d, X, A, Y = next(iter(revise_default_check.data_sets(which, seed)))
     return d, X, A, Y
 
 
@@ -83,10 +84,9 @@ def run(which: str, first: int, count: int, out: str, row_of=None) -> None:
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = set()
-    if path.exists():
-        done = {(json.loads(x)["set"], json.loads(x)["seed"])
-                for x in path.read_text().splitlines()}
-    with path.open("a") as fh:
+    if row_files.exists(path):
+        done = {(r["set"], r["seed"]) for r in row_files.read_jsonl(path)}
+    with row_files.open_text(path, "a") as fh:
         for seed in range(first, first + count):
             if (which, seed) not in done:
                 fh.write(json.dumps(row_of(which, seed)) + "\n")
@@ -94,7 +94,7 @@ def run(which: str, first: int, count: int, out: str, row_of=None) -> None:
 
 
 def summary(paths: list[str]) -> None:
-    rows = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines()]
+    rows = row_files.read_jsonl(paths)
     print("| set | data sets | SHD before | SHD after | better / worse | right orders "
           "before / after | LocR² before / after | kept | refinement s (mean) |")
     print("|---|---|---|---|---|---|---|---|---|")

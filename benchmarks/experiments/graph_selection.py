@@ -23,6 +23,7 @@ import glob
 import json
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -31,6 +32,8 @@ from creator_plugin.pruning import default_threshold, prune
 from creator_plugin.revision import REVISION_GTOL
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 from disentangle_precision import b_from_chol, keep_last, load, moments, score  # noqa: E402
 
 
@@ -177,7 +180,7 @@ def main():
     band = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0
     pen = float(sys.argv[4]) if len(sys.argv) > 4 else 1.0
     refine = int(sys.argv[5]) if len(sys.argv) > 5 else False
-    with open(out, "a") as fh:
+    with row_files.open_text(out, "a") as fh:
         for p in paths:
             r = run(p, band, pen, refine)
             fh.write(json.dumps(r) + "\n")

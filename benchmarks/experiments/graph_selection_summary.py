@@ -5,14 +5,17 @@ design). Usage::
 
     python graph_selection_summary.py ROWS.jsonl [ROWS.jsonl ...]
 """
-import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
+
 
 def main() -> None:
-    rows = sorted((json.loads(line) for f in sys.argv[1:] for line in open(f)),
+    rows = sorted(row_files.read_jsonl(sys.argv[1:]),
                   key=lambda x: (x["family"], x["seed"]))
     for fam in sorted({x["family"] for x in rows}):
         t = [x for x in rows if x["family"] == fam]

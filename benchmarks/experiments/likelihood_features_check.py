@@ -16,7 +16,6 @@ SET as in ``final_refinement_probe.py`` (``d10``, ``d10-independent``,
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 import warnings
@@ -27,6 +26,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import final_refinement_probe as frp  # noqa: E402
+import row_files  # noqa: E402
 from final_refinement_probe import data  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
@@ -55,7 +55,7 @@ def run(which: str, first: int, count: int, out: str) -> None:
 
 
 def summary(paths: list[str]) -> None:
-    rows = [json.loads(x) for p in paths for x in Path(p).read_text().splitlines()]
+    rows = row_files.read_jsonl(paths)
     print("| set | data sets | default SHD | option SHD | better / worse | right orders "
           "default / option | LocR² default / option | CPU ratio |")
     print("|---|---|---|---|---|---|---|---|")

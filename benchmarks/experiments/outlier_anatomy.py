@@ -34,7 +34,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import branch_probe as bp  # noqa: E402
+import revise_default_check  # noqa: E402
+import row_files  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
@@ -42,7 +43,7 @@ from creator_plugin.metrics import match_latents  # noqa: E402
 
 
 def row(which: str, seed: int) -> dict:
-    for _cell, d, X, A, Y in bp.data_sets(which, seed):
+    for _cell, d, X, A, Y in revise_default_check.data_sets(which, seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = CREATOR(d, random_state=seed).fit(X)
@@ -76,9 +77,9 @@ def row(which: str, seed: int) -> dict:
 if __name__ == "__main__":
     which, seeds, out = sys.argv[1], [int(s) for s in sys.argv[2:-1]], Path(sys.argv[-1])
     done = set()
-    if out.exists():  # rows already there are kept, not fitted again
-        done = {(r["set"], r["seed"]) for r in map(json.loads, out.read_text().splitlines())}
-    with out.open("a") as fh:
+    if row_files.exists(out):  # rows already there are kept, not fitted again
+        done = {(r["set"], r["seed"]) for r in row_files.read_jsonl(out)}
+    with row_files.open_text(out, "a") as fh:
         for seed in seeds:
             if (which, seed) in done:
                 continue

@@ -8,21 +8,20 @@ get a line, and a last line pools every pair.
 
 Only rows fitted with the current defaults are read (``zoo.current``).
 """
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 from zoo import current  # noqa: E402
 
 
 def load(paths):
     rows = {}
     for path in paths.split(","):
-        for line in open(path):
-            r = json.loads(line)
+        for r in row_files.read_jsonl(path):
             if current(r):
                 rows[(r["simulator"], r["family"], r["seed"])] = r
     return rows

@@ -17,13 +17,13 @@ multiple of 1000); a (simulator, family, seed) fitted twice is read once.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 from zoo import current  # noqa: E402
 
 #: The families with an accuracy bar (inside CREATOR's assumptions).
@@ -35,8 +35,7 @@ def load(paths: list[str]) -> dict[tuple, dict]:
     """Rows of the defaults on the bar families, keyed by (simulator, family, seed)."""
     rows = {}
     for path in paths:
-        for line in Path(path).read_text().splitlines():
-            r = json.loads(line)
+        for r in row_files.read_jsonl(path):
             if (r["family"] in BAR_FAMILIES and r["d"] == 5 and r["params"] == "{}"
                     and r["status"] == "ok" and current(r)):
                 rows[(r["simulator"], r["family"], r["seed"])] = r

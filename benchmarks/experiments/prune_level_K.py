@@ -39,6 +39,7 @@ import numpy as np
 from creator_plugin.simulation import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import row_files  # noqa: E402
 from zoo import BAR_FAMILIES, FLAG_FAMILIES, fit_one, fit_scored, settings_of  # noqa: E402
 
 FIRST_EVALUATION_SEED = 111000
@@ -81,11 +82,11 @@ def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = set()
-    if out.exists():
+    if row_files.exists(out):
         done = {(r["rule"], r["simulator"], r["family"], r["d"], r["K"], r["seed"])
-                for r in map(json.loads, out.read_text().splitlines())
+                for r in row_files.read_jsonl(out)
                 if r.get("settings") == settings_of(r["d"], json.loads(r["params"]))}
-    with out.open("a") as fh:
+    with row_files.open_text(out, "a") as fh:
         for seed in seeds:
             for group, simulator, which, d, K in cells(args.workloads.split(",")):
                 rules = [("default", {})]
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def summary(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = row_files.read_jsonl(paths)
     rows = [r for r in rows if r.get("status") == "ok"
             and r["settings"] == settings_of(r["d"], json.loads(r["params"]))]
     pairs: dict = {}

@@ -18,6 +18,7 @@ gets a row with ``"failed"`` and is left out of the comparisons.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import warnings
@@ -27,6 +28,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+import row_files  # noqa: E402
 import zoo  # noqa: E402
 
 from creator_plugin import CREATOR, simulate  # noqa: E402
@@ -38,7 +40,18 @@ SETTINGS = {"default": {}, "revise": {"revise_graph": True}}
 
 
 def data_sets(which: str, seed: int):
-    """``(cell, d, X, adjacency, latents)`` of one seed of a set."""
+    """``(cell, d, X, adjacency, latents)`` of one seed of a set.
+
+    ``bar`` / ``flag`` (and ``-independent``): the zoo's families at d = K = 5,
+    n = 1000; ``d10`` (``simulate(10, 10, 2000, setting=1, edge_prob=0.5)``) and
+    ``d10-independent``; ``grid`` (``simulate(d, d, 1000, setting=s)``, d = 5, 7,
+    s = 1, 2); ``d7`` / ``d7-independent`` (d = K = 7, n = 1000:
+    ``simulate(7, 7, 1000, setting=1)``, the independent ``paper``), ``d15``
+    (``simulate(15, 15, 2000, edge_prob=0.3)``), ``d15-independent`` (the
+    independent ``paper`` at d = K = 15, n = 2000) and ``d20``
+    (``simulate(20, 20, 5000, edge_prob=0.2)``); ``dDkK`` (d latents, K
+    environments, n = 2000: ``simulate(d, K, 2000)``) and ``dDkK-independent``.
+    """
     if which in ("bar", "bar-independent", "flag", "flag-independent"):
         simulator = "independent" if which.endswith("independent") else "package"
         for family in BAR if which.startswith("bar") else FLAG:
@@ -54,6 +67,29 @@ def data_sets(which: str, seed: int):
             for setting in (1, 2):
                 sim = simulate(d, d, 1000, setting=setting, random_state=seed)
                 yield f"grid d{d} setting {setting}", d, sim.X, sim.adjacency, sim.Y
+    elif which == "d7":
+        sim = simulate(7, 7, 1000, setting=1, random_state=seed)
+        yield "package d7", 7, sim.X, sim.adjacency, sim.Y
+    elif which == "d7-independent":
+        yield ("independent d7 paper", 7, *zoo.data_of("independent", "paper", 7, 7, 1000, seed))
+    elif which == "d15":
+        sim = simulate(15, 15, 2000, edge_prob=0.3, random_state=seed)
+        yield "package d15", 15, sim.X, sim.adjacency, sim.Y
+    elif which == "d15-independent":
+        yield ("independent d15 paper", 15,
+               *zoo.data_of("independent", "paper", 15, 15, 2000, seed))
+    elif re.fullmatch(r"d\d+k\d+(-independent)?", which):  # e.g. d10k5: d = 10, K = 5
+        d, K = map(int, re.findall(r"\d+", which))
+        n = 2000
+        if which.endswith("-independent"):
+            yield (f"independent d{d} K{K} paper", d,
+                   *zoo.data_of("independent", "paper", d, K, n, seed))
+        else:
+            sim = simulate(d, K, n, random_state=seed)
+            yield f"package d{d} K{K}", d, sim.X, sim.adjacency, sim.Y
+    elif which == "d20":
+        sim = simulate(20, 20, 5000, edge_prob=0.2, random_state=seed)
+        yield "package d20", 20, sim.X, sim.adjacency, sim.Y
     else:
         raise SystemExit(f"unknown set {which!r}")
 
@@ -77,7 +113,7 @@ def run(which: str, first: int, count: int, out: str, *, settings: dict | None =
     ``sets`` draws the data sets (default: this check's :func:`data_sets`).
     """
     settings, fit_one, sets = settings or SETTINGS, fit_one or fit, sets or data_sets
-    with open(out, "a") as fh:
+    with row_files.open_text(out, "a") as fh:
         for seed in range(first, first + count):
             for cell, d, X, A, Y in sets(which, seed):
                 row = {"set": which, "cell": cell, "seed": seed}
@@ -109,7 +145,7 @@ def _flags(rows: list[dict], name: str) -> str:
 
 
 def summary(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in open(p)]
+    rows = row_files.read_jsonl(paths)
     failed = [r for r in rows if "failed" in r]
     rows = [r for r in rows if "failed" not in r]
     for r in failed:

@@ -24,7 +24,6 @@ the rule alone would leave too few columns to test three latents.
 """
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import warnings
@@ -36,10 +35,14 @@ from creator_plugin import dimension, simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import independent_simulator  # noqa: E402
+import row_files  # noqa: E402
 
 from creator_plugin.simulation import simulate_family  # noqa: E402
 
-_budget = dimension._column_budget
+#: The rule's rows per tested column (the package's) and a value so small that the
+#: budget never binds: every column up to ``max_columns`` is tested, as before the rule.
+BUDGET = dimension.ROWS_PER_TESTED_COLUMN
+NO_BUDGET = 1e-9
 
 
 def cells() -> list[dict]:
@@ -93,8 +96,8 @@ def _timed(fn, *args, **kwargs):
 def measure(X: list[np.ndarray], d: int) -> dict:
     """Both variants' choice, false alarm at d and detection at d - 1 (None: timed out)."""
     out = {}
-    for variant, budget in (("budget", _budget), ("no_budget", lambda X_list, m, need=None: m)):
-        dimension._column_budget = budget
+    for variant, rows_per_column in (("budget", BUDGET), ("no_budget", NO_BUDGET)):
+        dimension.ROWS_PER_TESTED_COLUMN = rows_per_column
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -102,7 +105,7 @@ def measure(X: list[np.ndarray], d: int) -> dict:
                 at_d = dimension.n_latent_evidence(X, d, random_state=0)
                 below = dimension.n_latent_evidence(X, d - 1, random_state=0)
         finally:
-            dimension._column_budget = _budget
+            dimension.ROWS_PER_TESTED_COLUMN = BUDGET
         out[variant] = {"chosen": None if sel is None else int(sel.n_latent),
                         "false_alarm": at_d["status"] == "too_few",
                         "power": below["status"] == "too_few",
@@ -112,21 +115,20 @@ def measure(X: list[np.ndarray], d: int) -> dict:
 
 def run(first: int, count: int, path: Path) -> None:
     done = set()
-    if path.exists():
+    if row_files.exists(path):
         done = {(r["workload"], r["d"], r["n"], r["seed"])
-                for r in map(json.loads, path.read_text().splitlines())}
+                for r in row_files.read_jsonl(path)}
     for cell in cells():
         for seed in range(first, first + count):
             key = (cell["workload"], cell["d"], cell["n"], seed)
             if key in done:
                 continue
             row = {**cell, "seed": seed, **measure(data(cell, seed), cell["d"])}
-            with path.open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
+            row_files.append_jsonl(path, [row])
 
 
 def summary(paths: list[str]) -> str:
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    rows = row_files.read_jsonl(paths)
     lines = ["| workload | d | n per environment | data sets | columns tested (budget / none) "
              "| `select_n_latent` right: budget | none | true d flagged: budget | none "
              "| d - 1 flagged: budget | none |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -151,7 +153,7 @@ def summary(paths: list[str]) -> str:
 def choose() -> None:
     """Seeds 2000-2039, d = 3, K = 4: false rejections of the true model and
     detections of d - 1, with every column tested, at 2.5, 3 and 4 rows per column."""
-    dimension._column_budget = lambda X_list, m, need=None: m
+    dimension.ROWS_PER_TESTED_COLUMN = NO_BUDGET
     for n in (30, 45, 60, 90, 120):
         for rows_per_column in (2.5, 3, 4):
             p = int(n / rows_per_column)

@@ -23,14 +23,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import revise_default_check  # noqa: E402
 from branch_check import blocks_and_flags, compared_rows  # noqa: E402
-from branch_probe import data_sets  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
 SETTINGS = {"off": {"search_graph": False}, "search": {"search_graph": True}}
 
 
 def run(which: str, first: int, count: int, out: str) -> None:
-    revise_default_check.run(which, first, count, out, settings=SETTINGS, sets=data_sets)
+    revise_default_check.run(which, first, count, out, settings=SETTINGS)
 
 
 def summary(paths: list[str]) -> None:
