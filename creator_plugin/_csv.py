@@ -48,16 +48,30 @@ def _map_text(value, fn):
     return value
 
 
-def _map_frame(df, fn):
-    """A copy of ``df`` with ``fn`` applied to every text cell, column name and index label."""
+def _is_text(dtype) -> bool:
     import pandas as pd
 
+    return (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+            or isinstance(dtype, pd.CategoricalDtype))
+
+
+def _same_kind(values, dtype):
+    """``values`` (objects) in ``dtype`` again when that is a string dtype."""
+    import pandas as pd
+
+    if pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype):
+        return values.astype(dtype)
+    return values
+
+
+def _map_frame(df, fn):
+    """A copy of ``df`` with ``fn`` applied to every text cell, column name and index label."""
     out = df.copy()
     for j in range(out.shape[1]):
         col = out.iloc[:, j]
-        if (pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype)
-                or isinstance(col.dtype, pd.CategoricalDtype)):
-            out[out.columns[j]] = col.astype(object).map(lambda v: _map_text(v, fn))
+        if _is_text(col.dtype):
+            mapped = col.astype(object).map(lambda v: _map_text(v, fn))
+            out[out.columns[j]] = _same_kind(mapped, col.dtype)
     out.columns = _map_index(out.columns, fn)
     out.index = _map_index(out.index, fn)
     return out
@@ -69,10 +83,11 @@ def _map_index(index, fn):
     names = [_map_text(n, fn) for n in index.names]
     if isinstance(index, pd.MultiIndex):
         return pd.MultiIndex.from_tuples([_map_text(v, fn) for v in index], names=names)
-    if not (pd.api.types.is_object_dtype(index.dtype) or pd.api.types.is_string_dtype(
-            index.dtype) or isinstance(index.dtype, pd.CategoricalDtype)):
+    if not _is_text(index.dtype):
         return index.set_names(names)
-    return pd.Index([_map_text(v, fn) for v in index], dtype=object, name=names[0])
+    mapped = pd.Index([_map_text(v, fn) for v in index], dtype=object, name=names[0],
+                      tupleize_cols=False)
+    return _same_kind(mapped, index.dtype)
 
 
 def write_csv(frame, path, *, index: bool = True, float_format: str | None = None) -> Path:

@@ -329,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ``SIGTERM`` (the signal of ``kill``, ``timeout`` and service managers) is
     handled like Ctrl-C: the run stops, removes its temporary files and
-    exits with status 128 + the signal's number. The handler is the
-    command's only: it is installed here and restored on return, never by
-    the Python API.
+    exits with status 128 + the signal's number. The handlers are the
+    command's only: installed here and restored on return, never by the
+    Python API.
     """
     from .output_dir import OutputDirError
 
@@ -362,11 +362,15 @@ def main(argv: list[str] | None = None) -> int:
 
 @contextlib.contextmanager
 def _interruptible():
-    """``SIGTERM`` raises ``KeyboardInterrupt`` for the block (main thread only).
+    """``SIGTERM`` and ``SIGINT`` raise ``KeyboardInterrupt`` for the block (main thread).
 
+    While an output directory is being moved into place the signal is held
+    until that is done (:func:`creator_plugin.output_dir.hold_signal`).
     Yields the list of the signals' names received, so the exit status can
     say which one stopped the run.
     """
+    from .output_dir import hold_signal
+
     received: list[str] = []
     if threading.current_thread() is not threading.main_thread():
         yield received
@@ -374,13 +378,15 @@ def _interruptible():
 
     def handler(signum, frame):
         received.append(signal.Signals(signum).name)
-        raise KeyboardInterrupt
+        if not hold_signal(signum):
+            raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield received
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

@@ -10,14 +10,16 @@ way) with their checksums. The old files are deleted one by one from that
 list through directory descriptors that never follow links, so nothing the
 tool did not write is ever deleted.
 
-Interruptions: the final steps (the marker, ``fsync`` of every file, the
-rename or, when replacing, an atomic exchange of the two directories, and
-the deletion of the old files) run with ``SIGINT`` and ``SIGTERM`` blocked,
-so a signal takes effect before them (the temporary directory is removed)
-or after them (the output is complete). A process killed outright
-(``SIGKILL``, power loss) leaves its temporary directory; its owner marker
-names the process, and the next run for the same output removes it once
-that process is gone (:func:`stale_directories`).
+Interruptions: an exception at any point (``KeyboardInterrupt`` included)
+leaves no temporary directory and no lost output; what is at the temporary
+path decides the cleanup. The ``creator`` command's handlers of ``SIGINT``
+and ``SIGTERM`` also hold a signal during the final steps (the marker,
+``fsync`` of every file, the rename or, when replacing, an atomic exchange
+of the two directories, and the deletion of the old files; see
+:func:`hold_signal`), so it takes effect after them. A process killed
+outright (``SIGKILL``, power loss) leaves its temporary directory; its owner
+marker names the process, and the next run for the same output removes it
+once that process is gone (:func:`stale_directories`).
 """
 
 from __future__ import annotations
@@ -30,18 +32,17 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import socket
 import stat
 import sys
 import tempfile
-import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["MARKER", "OWNER_MARKER", "OutputDir", "OutputDirError", "stale_directories"]
+__all__ = ["MARKER", "OWNER_MARKER", "OutputDir", "OutputDirError", "hold_signal",
+           "stale_directories"]
 
 #: Name of the file recording that (and what) this tool wrote into a directory.
 MARKER = ".creator-output.json"
@@ -151,14 +152,16 @@ class OutputDir:
         OSError
             Writing failed (disk full, permissions); nothing is left behind.
         """
-        self._committed = False
+        self._old_marker: dict | None = None
+        self._aside: Path | None = None
         created = _make_parents(self.path.parent)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.creator-tmp-",
                                     dir=self.path.parent))
+        ours = os.lstat(tmp).st_ino
         try:
             _write_json(tmp / OWNER_MARKER, _owner())
             yield tmp
-            with _signals_deferred():
+            with _signals_held():
                 _write_marker(tmp, parameters)
                 os.unlink(tmp / OWNER_MARKER)  # the output marker names the owner now
                 _sync_tree(tmp)
@@ -168,14 +171,38 @@ class OutputDir:
                     self._replace(tmp)
                 _fsync_dir(self.path.parent)
         except BaseException:
-            # tmp is a fresh, randomly named directory this process created; after a
-            # successful move or exchange it no longer holds anything of this run.
-            if not self._committed:
-                shutil.rmtree(tmp, ignore_errors=True)
+            self._clean_up(tmp, ours)
             for d in reversed(created):
                 with contextlib.suppress(OSError):
                     d.rmdir()
             raise
+
+    def _clean_up(self, tmp: Path, ours: int) -> None:
+        """After a failure or an interruption: leave no temporary directory, lose no output.
+
+        What is at ``tmp`` decides: this run's results (removed), nothing
+        (they were moved into place: the output is complete), or, after the
+        exchange of a replacement, the previous output (put back when it was
+        not yet checked, else deleted from its marker as planned).
+        """
+        try:
+            st = os.lstat(tmp)
+        except FileNotFoundError:
+            st = None
+        if st is not None and st.st_ino != ours:  # the previous output, swapped out
+            if self._old_marker is None:
+                with contextlib.suppress(OSError):
+                    _exchange(tmp, self.path)
+                st = os.lstat(tmp) if os.path.lexists(tmp) else None
+            else:
+                _delete_own(tmp, self._old_marker)
+                return
+        if st is not None and st.st_ino == ours:
+            shutil.rmtree(tmp, ignore_errors=True)  # a fresh directory this process created
+        aside = self._aside
+        if aside is not None and os.path.lexists(aside) and not os.path.lexists(self.path):
+            with contextlib.suppress(OSError):
+                _rename_noreplace(aside, self.path)  # the two-rename fallback, put back
 
     def _move_new(self, tmp: Path) -> None:
         try:
@@ -185,7 +212,6 @@ class OutputDir:
                 f"{self.option} {self.path} appeared while this run was going on; it was "
                 "left as it is and the results of this run were not kept."
             ) from None
-        self._committed = True
 
     def _replace(self, tmp: Path) -> None:
         """Exchange ``tmp`` and the output atomically, check what came out, delete it.
@@ -206,6 +232,7 @@ class OutputDir:
                     f"{self.option} {self.path} was removed while this run was going on; the "
                     "results of this run were not kept."
                 ) from None
+            self._aside = aside
         st = os.lstat(aside)
         same = (st.st_ino, st.st_dev) == (self._replaces["ino"], self._replaces["dev"])
         try:
@@ -236,29 +263,41 @@ class OutputDir:
                     f"previous output is kept in {aside} and the results of this run were not "
                     "kept."
                 ) from None
-        self._committed = True
+            self._aside = None
+        self._old_marker = marker
         _delete_own(aside, marker)
 
 
 # ------------------------------------------------------------ interruptions
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold ``SIGINT`` and ``SIGTERM`` until the block ends (POSIX, main thread).
+_HELD: list[int] | None = None
 
-    No handler is installed: a signal that arrives meanwhile is delivered
-    when the block ends, to whatever handler the program has (Python's
-    ``KeyboardInterrupt``, the CLI's, or the default termination).
+
+def hold_signal(signum: int) -> bool:
+    """For a program's signal handler: whether to hold ``signum`` for now.
+
+    True while an output is being moved into place (the signal is then
+    recorded and raised as ``KeyboardInterrupt`` once that is done); False
+    otherwise, when the handler should act at once. The ``creator`` command's
+    handlers call it; the library installs no handler of its own.
     """
-    held = {signal.SIGINT, signal.SIGTERM}
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not \
-            threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    if _HELD is None:
+        return False
+    _HELD.append(signum)
+    return True
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """The final steps of an output: a handler that asks :func:`hold_signal` waits for them."""
+    global _HELD
+    outer = _HELD
+    _HELD = [] if outer is None else outer
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        held, _HELD = _HELD, outer
+    if outer is None and held:
+        raise KeyboardInterrupt
 
 
 def _boot_id() -> str | None:
