@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ EXAMPLES = sorted(EXAMPLES_DIR.glob("*.py"))
 # Text the adapter examples must print (other examples only need to exit cleanly).
 EXPECTED = {
     "01_causallearn_style.py": ["Graph Edges:", "SHD(truth, recovered) = 0", "digraph"],
-    "02_dowhy_effect.py": ["DoWhy estimate", "truth", "Refuter"],
+    "02_dowhy_effect.py": ["DoWhy estimate", "model weights", "truth", "naive (wrong)",
+                           "Refuter"],
     "03_gcm_intervention.py": ["Intervention do(L1 :=", "truth", "relative error"],
     "04_name_latents.py": ["Top standardised loadings", "loadings.png", "Noise SD per lab"],
     "05_llm_case_study.py": ["exact DAG", "LiNGCReL", "Design facts"],
@@ -49,3 +51,29 @@ def test_example_runs(script: Path):
     assert out.stdout.strip(), f"{script.name} printed nothing"
     for text in EXPECTED.get(script.name, []):
         assert text in out.stdout, f"{script.name}: expected {text!r} in its output"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), EXAMPLES_DIR / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_dowhy_example_agrees_with_the_models_weights_and_the_truth():
+    """examples/02: DoWhy's estimate, the model's total effect and the truth agree; naive not."""
+    example = _load("02_dowhy_effect.py")
+    sim, est = example.fit()
+    rows = example.effects(sim, est)
+    assert len(rows) == len(sim.X) == 4
+    for r in rows:
+        assert abs(r["dowhy"] - r["model"]) <= 0.05, r
+        assert abs(r["dowhy"] - r["truth"]) <= 0.1, r
+    # The outcome's recovered feature mixes in its surrounding parent (the
+    # treatment's latent): the naive one-latent regression misses it.
+    mix = rows[0]["mix"]
+    match = example.metrics.evaluate_model(est, sim)["matching"]
+    t, o = match[example.TREATMENT], match[example.OUTCOME]
+    assert abs(mix[t, example.OUTCOME]) > 0.3 * abs(mix[o, example.OUTCOME])
+    assert max(abs(r["naive"] - r["truth"]) for r in rows) > 0.3
