@@ -174,9 +174,12 @@ def _dims(args: argparse.Namespace) -> int:
     if sel.tests:
         print(f"\nLikelihood-ratio tests of the k-factor model (alpha = {sel.alpha:g}, "
               f"{sel.test_scope.replace('_', ' ')}):")
-        print(f"  {'k':>3} {'statistic':>12} {'df':>6} {'p-value':>10}")
+        print(f"  {'k':>3} {'statistic':>12} {'df':>6} {'p-value':>10}  model")
+        own = "per environment" if sel.test_scope == "per_environment" else "pooled"
         for t in sel.tests:
-            print(f"  {t['k']:>3} {t['statistic']:>12.1f} {t['df']:>6} {t['p_value']:>10.3g}")
+            model = "shared subspace" if t.get("model") == "shared_subspace" else own
+            print(f"  {t['k']:>3} {t['statistic']:>12.1f} {t['df']:>6} {t['p_value']:>10.3g}  "
+                  f"{model}")
     if args.out:
         from .plotting import _pyplot, plot_scree
 

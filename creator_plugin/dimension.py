@@ -179,7 +179,25 @@ class DimensionSelection:
         subset = (f" (tests on a random subset of {self.n_columns_tested} of the "
                   f"{self.n_columns} columns)" if self.n_columns_tested < self.n_columns else "")
         return (f"n_latent = {self.n_latent}: {why}{subset}.\nSpectral criteria: {others}; "
-                f"rank of the data: {self.rank}.")
+                f"rank of the data: {self.rank}.{self._df_note()}")
+
+    def _df_note(self) -> str:
+        """Why the tests' degrees of freedom rise where the shared-subspace model takes over."""
+        shared = [t for t in self.tests if t.get("model") == "shared_subspace"]
+        if not shared:
+            return ""
+        own = [t for t in self.tests if t.get("model") != "shared_subspace"]
+        first = shared[0]
+        note = (f"\nThe tests from k = {first['k']} on fit one loading subspace shared by all "
+                f"environments: a separate {first['k']}-factor model of each environment leaves "
+                f"no degrees of freedom to test with {self.rank} columns, and the shared model "
+                f"has fewer parameters")
+        if own:
+            which = ("one model per environment" if self.test_scope == "per_environment"
+                     else "one model of the pooled correlation")
+            note += (f", so the degrees of freedom rise from {own[-1]['df']} (k = {own[-1]['k']}, "
+                     f"{which}) to {first['df']} (k = {first['k']})")
+        return note + "."
 
 
 def _column_units(X_list: list[np.ndarray]) -> list[np.ndarray]:
