@@ -5,14 +5,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+
+from creator_plugin import __version__  # noqa: E402
 
 project = "creator-plugin"
-author = "creator-plugin developers"
+author = "the creator-plugin developers"
+copyright = "2026, the creator-plugin developers. Released under the MIT license"
+version = release = __version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    "cli_reference",  # docs/_ext: the CLI reference from the command's parser
 ]
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath"]
@@ -29,8 +35,25 @@ autodoc_default_options = {
 autodoc_typehints = "description"
 autodoc_mock_imports = ["torch", "transformers"]
 exclude_patterns = ["_build"]
-html_theme = "alabaster"
-html_title = "creator-plugin"
+html_theme = "pydata_sphinx_theme"
+html_title = f"creator-plugin {release}"
+html_static_path = ["_static"]
+html_css_files = ["creator.css"]
+html_theme_options = {
+    "footer_start": ["copyright"],
+    "footer_center": ["version-note"],
+    "footer_end": ["sphinx-version", "theme-version"],
+    "show_toc_level": 2,
+    # an example page is one script: no page contents beside it, the code takes the width
+    "secondary_sidebar_items": {
+        "**": ["page-toc", "sourcelink"],
+        **{f"examples/{script.stem}": [] for script in (ROOT / "examples").glob("*.py")},
+    },
+    "navigation_with_keys": False,
+}
+templates_path = ["_templates"]
+# pages without sub-pages have no section navigation: their text takes the width
+html_sidebars = {page: [] for page in ("index", "getting_started", "cli", "api")}
 # attributes listed in a docstring's Attributes section are not documented twice
 napoleon_use_ivar = True
 # members inherited from scikit-learn or DoWhy keep their docs in those projects

@@ -1,7 +1,10 @@
-"""Render the latent-DAG figures of the docs (docs/figures/graph*.png).
+"""Render the d = 11, K = 9 latent-DAG figure (docs/figures/graph_d11_k9.png).
 
 Run from the repository root:
     python benchmarks/experiments/render_figures.py
+
+docs/figures/graph.png and loadings.png are drawn by the example their caption
+describes: python examples/04_name_latents.py --figures docs/figures
 """
 
 from __future__ import annotations
@@ -39,5 +42,4 @@ def render(d: int, K: int, n: int, seed: int, name: str) -> Path:
 
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    print(render(3, 4, 1000, 0, "graph.png"))
     print(render(11, 9, 1000, 0, "graph_d11_k9.png"))
