@@ -1,6 +1,7 @@
-"""Pictures of a fit: the latent DAG, the loadings heatmap, the scree (matplotlib + networkx).
+"""Pictures of a fit: the latent DAG, the loadings heatmap, the scree (matplotlib).
 
-No Graphviz binary is needed. matplotlib is the ``plots`` extra
+No Graphviz binary is needed: the graph's layout is
+:mod:`creator_plugin.graph_layout` (numpy only). matplotlib is the ``plots`` extra
 (``pip install "creator-plugin[plots]"``); it is imported when a function
 here is called, with matplotlib's own choice of backend (Agg without a
 display).
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import networkx as nx
 import numpy as np
 
+from .graph_layout import FONT_FAMILY, LINE_SPACING, layered_layout, text_width
 from .interpret import _estimator, latent_names, loadings
 
 __all__ = ["plot_graph", "plot_loadings", "plot_scree"]
@@ -29,28 +30,27 @@ def _pyplot():
     return plt
 
 
-def _layers(adjacency: np.ndarray) -> dict[int, int]:
-    """Layer of every node: the length of the longest directed path into it."""
-    g = nx.from_numpy_array(adjacency, create_using=nx.DiGraph)
-    layer = {}
-    for node in nx.topological_sort(g):
-        layer[node] = max((layer[u] + 1 for u in g.predecessors(node)), default=0)
-    return layer
-
-
-def _node_labels(model, labels: list[str], n_top: int) -> list[str]:
-    """``L3`` plus its ``n_top`` measurements of largest absolute pattern loading."""
+def _top_measurements(model, n_top: int) -> list[list[str]] | None:
+    """Per latent, its ``n_top`` measurements of largest absolute pattern loading."""
     if n_top <= 0:
-        return list(labels)
+        return None
     table = loadings(model, kind="pattern")
     values = np.nan_to_num(np.abs(table.to_numpy()), nan=-1.0)
-    out = []
-    for i, lab in enumerate(labels):
-        order = np.argsort(-values[:, i], kind="stable")[:n_top]
-        # Long column names would widen every slot of the layout; 12 characters name a column.
-        tops = [str(table.index[r])[:12] for r in order]
-        out.append(f"{lab}\n{', '.join(tops)}")
-    return out
+    return [[str(table.index[r]) for r in np.argsort(-values[:, i], kind="stable")[:n_top]]
+            for i in range(values.shape[1])]
+
+
+_NODE_FC, _NODE_EC, _EDGE = "#dbe8f5", "#2b5d8a", "#333333"
+_PAD = 8.0  # points around the graph
+_LEGEND_FONT, _LEGEND_LINE = 7.0, 9.5
+_HEAT_FONT, _HEAT_ROW, _HEAT_COL = 7.0, 11.0, 13.0
+
+
+def _legend_grid(entries: list[str], width: float) -> tuple[int, int, float]:
+    """Columns, rows and column width of the legend of cut names in ``width`` points."""
+    col_w = max(text_width(e, _LEGEND_FONT) for e in entries) + 14.0
+    n_cols = int(max(1, min(len(entries), width // col_w)))
+    return n_cols, -(-len(entries) // n_cols), col_w
 
 
 def plot_graph(
@@ -62,14 +62,19 @@ def plot_graph(
     n_top: int = 2,
     ax=None,
 ):
-    """Draw the recovered latent DAG by topological layers, causes on top.
+    """Draw the recovered latent DAG by layers, causes on top, and its edge weights.
 
-    Every edge points downward to a later layer and carries an arrowhead.
-    Each node is labelled with its name and the measurements that load most
-    on it (largest absolute standardised pattern loading). Beside the graph
-    a heatmap shows, for every edge (rows), its SEM weight in every
-    environment (columns, diverging colours centred at 0); with a bootstrap
-    result it shows every drawn edge's probability instead.
+    The layout is layered (:func:`creator_plugin.graph_layout.layered_layout`,
+    no Graphviz binary): every edge points down to a later layer, is routed
+    around the boxes it does not join, leaves and enters its boxes at ports
+    of its own (so two edges never merge into one line) and ends in an
+    arrowhead. Each node is labelled with its name and the measurements
+    that load most on it (largest absolute standardised pattern loading);
+    a name too long for its box is cut with "…" and given in full in a
+    legend under the graph. Beside the graph a heatmap shows, for every
+    edge (rows), its SEM weight in every environment (columns, diverging
+    colours centred at 0); with a bootstrap result it shows every drawn
+    edge's probability instead.
 
     Parameters
     ----------
@@ -78,7 +83,8 @@ def plot_graph(
         From :func:`creator_plugin.bootstrap` on the same data and estimator
         settings. If given, every edge seen in at least ``min_probability``
         of the resamples is drawn (dashed when absent from the full fit)
-        with a width that grows with its probability.
+        with a width that grows with its probability; an edge against the
+        fit's causal order points up.
     names : list of str, optional
         Latent names (default ``L1..Ld`` or the result's ``node_names``).
     min_probability : float, default=0.1
@@ -86,19 +92,22 @@ def plot_graph(
     n_top : int, default=2
         Measurements named under each latent (0: the latent's name only).
     ax : matplotlib Axes, optional
-        Where to draw the graph (default: a new figure); the heatmap goes
-        in an inset to its right.
+        Where to draw the graph (default: a new figure sized so that one
+        unit of the graph is one point); the heatmap goes in an inset to
+        its right.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The graph's geometry (boxes and edge paths, in points) is
+        ``fig.graph_layout``, a :class:`~creator_plugin.graph_layout.GraphLayout`.
     """
     plt = _pyplot()
     est = _estimator(model)
     if isinstance(n_top, bool) or not isinstance(n_top, (int, np.integer)) or n_top < 0:
         raise ValueError(f"n_top must be a non-negative integer; got {n_top!r}.")
-    short = latent_names(model, names)
-    labels = _node_labels(model, short, int(n_top))
+    full = latent_names(model, names)
+    details = _top_measurements(model, int(n_top))
     A = np.asarray(est.adjacency_matrix_, dtype=int)
     d = A.shape[0]
     if bootstrap is not None:
@@ -120,65 +129,97 @@ def plot_graph(
         table = np.array([W[:, i, j] for i, j in edges]).reshape(len(edges), W.shape[0])
         columns = [str(lab) for lab in est.environment_labels_]
         title = "Latent DAG and edge weights per environment"
-    # Layers of the drawn graph (bootstrap edges may add order the fit lacks;
-    # a cyclic set of bootstrap edges falls back to the fit's layers).
-    drawn = np.zeros_like(A)
-    for i, j in edges:
-        drawn[i, j] = 1
-    try:
-        pos, n_layers, width = _positions(drawn)
-    except nx.NetworkXUnfeasible:
-        pos, n_layers, width = _positions(A)
-    longest = max(len(line) for lab in labels for line in lab.split("\n"))
-    slot_w = max(1.2, 0.075 * longest + 0.4)  # inches per node, from the label's length
-    slot_h = 1.05 if n_top else 0.8
-    graph_w = slot_w * width + 0.4
-    graph_h = slot_h * n_layers + 0.3
-    heat_w = 0.9 + 0.32 * len(columns) + 0.065 * max(len(e) for e in ["weight"] + [
-        f"{short[i]} -> {short[j]}" for i, j in edges])
-    heat_h = 0.17 * max(len(edges), 1) + 1.4
+    # The fit's causal order (0..d-1) orients a cyclic set of bootstrap edges.
+    lay = layered_layout(full, edges, details=details, order=range(d))
+    shown = [lab.split("\n")[0] for lab in lay.labels]
+    rows = [f"{shown[i]} -> {shown[j]}" for i, j in edges]
+
+    legend = [f"{s} = {f}" for s, f in lay.legend]
+    graph_w = max(lay.width, 160.0)
+    if legend:
+        n_cols, n_rows, col_w = _legend_grid(legend, max(graph_w, 240.0))
+        graph_w = max(graph_w, n_cols * col_w)
+        legend_h = (n_rows + 1) * _LEGEND_LINE + 10.0
+    else:
+        legend_h = 0.0
+    # The graph's data box, in points: x in [x_lo, x_lo + box_w], y in [y_lo, y_lo + box_h].
+    x_lo = -_PAD - (graph_w - lay.width) / 2
+    box_w = graph_w + 2 * _PAD
+    y_lo = -_PAD - legend_h
+    box_h = lay.height + 2 * _PAD + legend_h
+
     if ax is None:
-        fig = plt.figure(figsize=(graph_w + heat_w + 0.6, max(graph_h, heat_h) + 0.6),
-                         layout="constrained")
-        gs = fig.add_gridspec(1, 2, width_ratios=[graph_w, heat_w])
-        ax = fig.add_subplot(gs[0, 0])
-        hax = fig.add_subplot(gs[0, 1])
-        fig.suptitle(title, fontsize=11)
+        label_w = max([text_width(r, _HEAT_FONT) for r in rows] + [20.0]) + 22.0
+        tick_h = max(text_width(c, _HEAT_FONT) for c in columns) + 24.0
+        heat_w = label_w + _HEAT_COL * len(columns) + 62.0
+        cells_h = max(_HEAT_ROW * max(len(rows), 1), 60.0)
+        heat_h = tick_h + cells_h + 8.0
+        title_h = 28.0
+        fig_w = max(box_w + 14.0 + heat_w + 8.0, text_width(title, 11.0) + 24.0)
+        fig_h = title_h + max(box_h, heat_h) + 6.0
+        fig = plt.figure(figsize=(fig_w / 72, fig_h / 72))
+        top = fig_h - title_h
+        ax = fig.add_axes([8.0 / fig_w, (top - box_h) / fig_h, box_w / fig_w, box_h / fig_h])
+        hx = 8.0 + box_w + 14.0 + label_w
+        hax = fig.add_axes([hx / fig_w, (top - 8.0 - cells_h) / fig_h,
+                            _HEAT_COL * len(columns) / fig_w, cells_h / fig_h])
+        cax = fig.add_axes([(hx + _HEAT_COL * len(columns) + 8.0) / fig_w,
+                            (top - 8.0 - cells_h) / fig_h, 9.0 / fig_w, cells_h / fig_h])
+        fig.suptitle(title, fontsize=11, y=1 - 8.0 / fig_h, va="top")
     else:
         fig = ax.figure
         hax = ax.inset_axes([1.08, 0.0, 0.35, 1.0])
+        cax = None
         ax.set_title(title, fontsize=10)
-    ax.set_xlim(-0.5, width - 0.5)
-    ax.set_ylim(-(n_layers - 0.5), 0.5)
+        ax.set_aspect("equal")
+    ax.set_xlim(x_lo, x_lo + box_w)
+    ax.set_ylim(y_lo, y_lo + box_h)
     ax.set_axis_off()
-    boxes = {}
-    for node, (x, y) in pos.items():
-        boxes[node] = ax.text(
-            x, y, labels[node], ha="center", va="center", fontsize=8, zorder=3,
-            bbox=dict(boxstyle="round,pad=0.35", fc="#dbe8f5", ec="#2b5d8a"))
-    from matplotlib.patches import FancyArrowPatch
-
-    for i, j in edges:
-        # Edges that skip a layer or stay in one bend, so they miss the nodes in between.
-        span = pos[i][1] - pos[j][1]
-        rad = 0.0 if span == 1 and abs(pos[i][0] - pos[j][0]) <= 1 else 0.25
-        arrow = FancyArrowPatch(
-            pos[i], pos[j], patchA=boxes[i].get_bbox_patch(), patchB=boxes[j].get_bbox_patch(),
-            arrowstyle="-|>", mutation_scale=14, connectionstyle=f"arc3,rad={rad}",
-            lw=0.8 + 2.5 * strength[(i, j)], color="#333333", zorder=2,
-            linestyle="-" if A[i, j] else "--", shrinkA=1, shrinkB=1)
-        arrow.set_gid(f"edge {i}->{j}")
-        ax.add_patch(arrow)
-    _edge_heatmap(fig, hax, table, [f"{short[i]} -> {short[j]}" for i, j in edges], columns,
-                  bootstrap is not None)
+    ax.set_gid("latent graph")
+    _draw_layout(ax, lay, edges, strength, A)
+    if legend:
+        y = -_PAD - 4.0
+        ax.text(x_lo + _PAD, y, "Names cut with \u2026, in full:", fontsize=_LEGEND_FONT,
+                ha="left", va="top", fontweight="bold", gid="legend")
+        for r, entry in enumerate(legend):
+            c, k = divmod(r, n_rows)
+            ax.text(x_lo + _PAD + c * col_w, y - (k + 1) * _LEGEND_LINE, entry,
+                    fontsize=_LEGEND_FONT, ha="left", va="top", gid="legend",
+                    family=FONT_FAMILY)
+    _edge_heatmap(fig, hax, cax, table, rows, columns, bootstrap is not None)
+    fig.graph_layout = lay
     return fig
 
 
-def _edge_heatmap(fig, hax, table, rows, columns, probability: bool) -> None:
+def _draw_layout(ax, lay, edges, strength, A) -> None:
+    """Boxes, texts and edges of ``lay`` in data units of points."""
+    from matplotlib.patches import ArrowStyle, FancyArrowPatch, FancyBboxPatch
+    from matplotlib.path import Path
+
+    for node, ((x0, y0, x1, y1), label) in enumerate(zip(lay.boxes, lay.labels)):
+        ax.add_patch(FancyBboxPatch(
+            (x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0,rounding_size=3",
+            fc=_NODE_FC, ec=_NODE_EC, lw=0.8, zorder=3, gid=f"box {node}"))
+        ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, ha="center", va="center",
+                fontsize=lay.font_size, family=FONT_FAMILY, linespacing=LINE_SPACING,
+                zorder=4, gid=f"node {node}")
+    head = ArrowStyle("-|>", head_length=0.5, head_width=0.22)
+    for (i, j), path in zip(edges, lay.paths):
+        arrow = FancyArrowPatch(
+            path=Path(path), arrowstyle=head, mutation_scale=12,
+            lw=0.7 + 1.6 * strength[(i, j)], color=_EDGE, zorder=2,
+            linestyle="-" if A[i, j] else "--", capstyle="butt", joinstyle="round")
+        arrow.set_gid(f"edge {i}->{j}")
+        ax.add_patch(arrow)
+
+
+def _edge_heatmap(fig, hax, cax, table, rows, columns, probability: bool) -> None:
     """Edges x environments (or x probability) heatmap with labelled axes and a colour bar."""
     if not rows:
         hax.set_axis_off()
         hax.text(0.5, 0.5, "no edges", ha="center", va="center", transform=hax.transAxes)
+        if cax is not None:
+            cax.set_axis_off()
         return
     if probability:
         image = hax.imshow(table, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
@@ -188,24 +229,16 @@ def _edge_heatmap(fig, hax, table, rows, columns, probability: bool) -> None:
         image = hax.imshow(table, cmap="RdBu_r", vmin=-top, vmax=top, aspect="auto")
         label = "SEM weight"
     hax.set_gid("edge heatmap")
-    hax.set_yticks(range(len(rows)), rows, fontsize=7)
-    hax.set_xticks(range(len(columns)), columns, fontsize=7, rotation=90)
-    hax.set_xlabel("environment" if not probability else "")
-    hax.set_ylabel("edge")
-    fig.colorbar(image, ax=hax, label=label, shrink=0.8)
-
-
-def _positions(adjacency: np.ndarray) -> tuple[dict[int, tuple[float, float]], int, int]:
-    """Node positions: y = -layer (roots on top), the nodes of a layer side by side."""
-    layer = _layers(adjacency)
-    n_layers = max(layer.values()) + 1
-    members = [[n for n in sorted(layer) if layer[n] == k] for k in range(n_layers)]
-    width = max(len(m) for m in members)
-    pos = {}
-    for k, nodes in enumerate(members):
-        for r, node in enumerate(nodes):
-            pos[node] = ((width - 1) / 2 - (len(nodes) - 1) / 2 + r, -float(k))
-    return pos, n_layers, width
+    hax.set_yticks(range(len(rows)), rows, fontsize=_HEAT_FONT)
+    hax.set_xticks(range(len(columns)), columns, fontsize=_HEAT_FONT, rotation=90)
+    hax.set_xlabel("environment" if not probability else "", fontsize=8)
+    hax.set_ylabel("edge", fontsize=8)
+    if cax is None:
+        fig.colorbar(image, ax=hax, label=label, shrink=0.8)
+    else:
+        bar = fig.colorbar(image, cax=cax)
+        bar.set_label(label, fontsize=8)
+        bar.ax.tick_params(labelsize=_HEAT_FONT)
 
 
 def plot_loadings(

@@ -7,6 +7,7 @@ DataFrame; failed rows are counted, never plotted.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -238,27 +239,69 @@ def summary_markdown(df) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _boxes(ax, sub, methods, ds, metric) -> None:
+def _boxes(ax, groups, methods, metric) -> None:
+    """One box per method in every group, with every seed's value as a dot of its colour.
+
+    The dots keep a method visible where its box has no height (every seed
+    scored the same); the white triangle is the mean.
+    """
     width = 0.8 / len(methods)
+    rng = np.random.default_rng(0)  # horizontal jitter of the dots only
     for m_i, method in enumerate(methods):
-        data = [sub[(sub["n_latent"] == d) & (sub["method"] == method)][metric].to_numpy()
-                for d in ds]
-        pos = [x + (m_i - (len(methods) - 1) / 2) * width for x in range(len(ds))]
+        data = [g[g["method"] == method][metric].astype(float).dropna().to_numpy()
+                for _, g in groups]
+        pos = [x + (m_i - (len(methods) - 1) / 2) * width for x in range(len(groups))]
         bp = ax.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True,
                         showfliers=False, medianprops={"color": "black"})
         for patch in bp["boxes"]:
             patch.set_facecolor(f"C{m_i}")
+            patch.set_alpha(0.55)
+        for p, x in zip(pos, data):
+            jitter = rng.uniform(-0.3, 0.3, len(x)) * width
+            ax.plot(p + jitter, x, "o", color=f"C{m_i}", markeredgecolor="black",
+                    markeredgewidth=0.5, markersize=4, zorder=3)
         means = [np.mean(x) if len(x) else np.nan for x in data]
-        ax.plot(pos, means, "w^", markeredgecolor="black", markersize=4)
-        ax.plot([], [], color=f"C{m_i}", lw=8, label=_SHORT.get(method, method))
-    ax.set_xticks(range(len(ds)), [f"d={d}" for d in ds])
+        ax.plot(pos, means, "w^", markeredgecolor="black", markersize=5, zorder=4)
+        ax.plot([], [], "s", color=f"C{m_i}", markeredgecolor="black", markersize=8,
+                label=_SHORT.get(method, method))
+    tilt = len(groups) > 6
+    ax.set_xticks(range(len(groups)), [label for label, _ in groups],
+                  rotation=30 if tilt else 0, ha="right" if tilt else "center")
+    ax.set_xlim(-0.5, len(groups) - 0.5)
+
+
+def _cell_groups(sub) -> list[tuple[str, object]]:
+    """The cells of a per-cell grid in order of appearance, labelled by the keys that differ."""
+    keys = [k for k in _CELL_KEYS if k in sub and sub[k].notna().any()]
+    varying = [k for k in keys if sub[k].astype(str).nunique(dropna=False) > 1]
+    shown = varying or [k for k in keys if k in ("data", "family", "n_latent", "n_environments")]
+    if not shown:
+        return [("all", sub)]
+    groups = sub.groupby(shown, sort=False, dropna=False)
+    out = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        parts = [_key_str(v) if k in ("data", "family") else f"{_HEADERS.get(k, k)}={_key_str(v)}"
+                 for k, v in zip(shown, key)]
+        out.append((", ".join(parts), g))
+    return out
+
+
+#: Metrics of the per-cell box plots: (column, axis label).
+_CELL_METRICS = (("locr2", "LocR²"), ("shd", "SHD"), ("shd_min_relabel", "SHD up to relabelling"))
 
 
 def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
     """Write the PNG figures next to the results.
 
     * ``main_<locr2|shd>_setting<s>_K<d|2d>.png``: box plots of LocR² and SHD
-      per d, one box per method (whiskers 1.5 IQR, no fliers, triangle = mean);
+      per d, one box per method (whiskers 1.5 IQR, no fliers, a dot per seed,
+      triangle = mean);
+    * ``<grid>_<locr2|shd|shd_min_relabel>.png`` for every other grid (your
+      data with ``bench --data``: grid ``data``; simulated cells of your
+      choice: ``custom``): the same box plots, one group per cell, for each
+      metric the rows have (without true latents only the SHD up to
+      relabelling);
     * ``ablation_<sigma|beta>_K<d|2d>.png``: mean LocR², SHD and
       topological divergence against the weight scale / noise shape;
     * ``tau_table.png``: the paper preset's mean SHD and LocR² against tau,
@@ -300,7 +343,7 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
             ds = sorted(sub["n_latent"].unique())
             for metric, label in (("locr2", "LocR²"), ("shd", "SHD")):
                 fig, ax = plt.subplots(figsize=(8, 3.4))
-                _boxes(ax, sub, methods, ds, metric)
+                _boxes(ax, [(f"d={d}", sub[sub["n_latent"] == d]) for d in ds], methods, metric)
                 ax.set_ylabel(label)
                 ax.set_title(f"{label}, setting ({setting}), K={kname}")
                 ax.legend(fontsize=7, loc="best")
@@ -329,6 +372,27 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
             fig.suptitle(f"Ablation: {xlabel}, d={d}, K={K}, setting (1), mean over seeds")
             fig.tight_layout()
             path = out / f"ablation_{grid}_K{_k_label(K, d)}.png"
+            fig.savefig(path, dpi=dpi)
+            plt.close(fig)
+            paths.append(path)
+    for grid in dict.fromkeys(ok["grid"]):
+        if grid in ("main", "sigma", "beta", "threshold", "tau"):
+            continue
+        groups = _cell_groups(ok[ok["grid"] == grid])
+        long = max(len(label) for label, _ in groups)
+        for metric, label in _CELL_METRICS:
+            if metric not in ok or not ok.loc[ok["grid"] == grid, metric].notna().any():
+                continue
+            width = max(6.0, 1.0 + 0.4 * len(groups) * len(methods))
+            fig, ax = plt.subplots(figsize=(width, 3.4 + (0.06 * long if len(groups) > 6 else 0)))
+            _boxes(ax, groups, methods, metric)
+            ax.set_ylabel(label)
+            ax.set_title(f"{label} per cell, grid {grid!r}, {len(methods)} method"
+                         f"{'s' if len(methods) > 1 else ''}")
+            ax.legend(fontsize=7, loc="best")
+            ax.grid(axis="y", alpha=0.3)
+            fig.tight_layout()
+            path = out / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', str(grid))}_{metric}.png"
             fig.savefig(path, dpi=dpi)
             plt.close(fig)
             paths.append(path)
