@@ -43,9 +43,9 @@ import numpy as np
 
 from creator_plugin import CREATOR
 from creator_plugin.benchmark.scoring import score
-from creator_plugin.disentangle import AUTO_LIKELIHOOD_LATENTS
-from creator_plugin.ordering import AUTO_BRANCH_LATENTS
-from creator_plugin.revision import AUTO_SEARCH_LATENTS
+from creator_plugin.refine.graph_search import AUTO_SEARCH_LATENTS
+from creator_plugin.refine.likelihood import AUTO_LIKELIHOOD_LATENTS
+from creator_plugin.refine.order_branches import AUTO_BRANCH_LATENTS
 from creator_plugin.simulation import simulate_family
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -16,10 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
-from .disentangle import AUTO_LIKELIHOOD_LATENTS
-from .ordering import AUTO_BRANCH_LATENTS, AUTO_ORDER_BRANCHES
-from .revision import AUTO_SEARCH_LATENTS, REVISION_MIN_ENVIRONMENTS
-
 __all__ = ["ICA_DEFAULTS", "FitConfig"]
 
 #: FastICA settings of the ordering step (keys of ``CREATOR(ica_options=...)``).
@@ -133,61 +129,6 @@ class FitConfig:
         values = {k: v for k, v in params.items()
                   if k in names and (v is not None or k == "measurement_noise")}
         return cls(**{**values, "n_latent": n_latent, **settings})
-
-    def revises(self, n_environments: int) -> bool:
-        """Whether step 2b revises the pruned graph of data with ``n_environments``.
-
-        ``"auto"`` revises with the residual rule and at least
-        :data:`creator_plugin.revision.REVISION_MIN_ENVIRONMENTS` environments.
-        """
-        if isinstance(self.revise_graph, str):  # "auto"
-            return (self.pruning == "residual"
-                    and n_environments >= REVISION_MIN_ENVIRONMENTS)
-        return bool(self.revise_graph)
-
-    def branches(self, n_environments: int) -> int:
-        """How many of the ordering's close calls a fit of ``n_environments`` branches on.
-
-        ``"auto"`` branches on :data:`creator_plugin.ordering.AUTO_ORDER_BRANCHES`
-        of them when the number of latents is in
-        :data:`creator_plugin.ordering.AUTO_BRANCH_LATENTS`, there are at
-        least as many environments as latents, and the ordering re-estimates
-        its directions (``n_refine > 0``; without the re-estimation there are
-        no close calls); on none otherwise.
-        """
-        if isinstance(self.order_branches, str):  # "auto"
-            low, high = AUTO_BRANCH_LATENTS
-            wanted = low <= self.n_latent <= high and n_environments >= self.n_latent
-            return AUTO_ORDER_BRANCHES if wanted and self.n_refine else 0
-        return self.order_branches
-
-    def searches(self, n_environments: int) -> bool:
-        """Whether the fit searches its finished graph (:func:`.revision.search_graph`).
-
-        ``"auto"`` searches with the residual rule when the number of latents
-        is in :data:`creator_plugin.revision.AUTO_SEARCH_LATENTS` and there
-        are at least as many environments as latents.
-        """
-        if isinstance(self.search_graph, str):  # "auto"
-            low, high = AUTO_SEARCH_LATENTS
-            return (self.pruning == "residual" and low <= self.n_latent <= high
-                    and n_environments >= self.n_latent)
-        return bool(self.search_graph)
-
-    def disentangling(self, n_environments: int) -> str:
-        """The disentanglement of a fit of ``n_environments``: ``"auto"`` resolved.
-
-        ``"auto"`` is ``"likelihood"`` with the residual rule when the number
-        of latents is in :data:`creator_plugin.disentangle.AUTO_LIKELIHOOD_LATENTS`
-        and there are at least as many environments as latents, and
-        ``"evidence"`` otherwise.
-        """
-        if self.disentangle == "auto":
-            low, high = AUTO_LIKELIHOOD_LATENTS
-            wanted = (self.pruning == "residual" and low <= self.n_latent <= high
-                      and n_environments >= self.n_latent)
-            return "likelihood" if wanted else "evidence"
-        return self.disentangle
 
     def replace(self, **changes) -> FitConfig:
         """A copy with some fields changed (:func:`dataclasses.replace`)."""

@@ -5,19 +5,23 @@ builds a :class:`creator_plugin._config.FitConfig`, calls :func:`fit_arrays`
 and copies the :class:`FitResult` into its fitted attributes; warnings come
 back as data (:class:`FitWarning`) and the estimator issues them.
 
-The stages, each reading its arithmetic from its own module:
+:func:`fit_arrays` is the paper's steps in a line, each reading its
+arithmetic from its own module:
 
-1. :func:`order_stage` -- the shared reduction (:mod:`.preprocessing`) and
-   the topological ordering (:mod:`.ordering`); its result,
-   :class:`OrderingStage`, can be computed once and handed to several fits
-   that differ only after it (``fit_arrays(..., ordering=stage)``);
-2. :func:`_prune_stage` -- the regression coefficients (:mod:`.sem`) and the
-   edge decisions (:mod:`.pruning`);
-3. :func:`_disentangle_stage` -- the subspace intersection and the features'
-   sign and scale (:mod:`.disentangle`);
-4. encoding and the SEM (:mod:`._passes`, :mod:`.sem`);
-5. :func:`_verdict_stage` -- the fit-quality verdict (:mod:`.quality`,
-   :mod:`.stability`).
+0. the shared reduction (:mod:`.preprocessing`) and
+1. the topological ordering (:mod:`.ordering`), together
+   :func:`order_stage`, whose result (:class:`OrderingStage`) can be computed
+   once and handed to several fits that differ only after it
+   (``fit_arrays(..., ordering=stage)``);
+2. the pruning (:mod:`.pruning`);
+3. the disentanglement (:mod:`.disentangle`);
+4. the encoding and the SEM (:mod:`._passes`, :mod:`.sem`);
+5. the fit-quality verdict (:mod:`.quality`, :mod:`.stability`).
+
+The optional steps of :mod:`creator_plugin.refine` enter at marked places:
+the measurement-noise correction after the reduction and the ordering, the
+graph revision between steps 2 and 3, the likelihood disentanglement inside
+step 3, the graph search after it, and the order branches around steps 1-3.
 """
 
 from __future__ import annotations
@@ -30,38 +34,19 @@ import numpy as np
 from ._config import ICA_DEFAULTS, FitConfig
 from ._passes import MappedArrays, encode, is_dask, project
 from ._random import as_generator, draw_seed
-from .disentangle import disentangling_matrix, orient_and_scale, refine_disentangling
+from .disentangle import encoder, intersection
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
-from .measurement_noise import (
-    MeasurementNoise,
-    corrected_ordering,
-    corrected_pruning_moments,
-    estimate_measurement_noise,
-    noise_shares,
-)
-from .ordering import OrderingResult, close_calls, topological_ordering
+from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
-from .pruning import (
-    default_threshold,
-    paper_coefficients,
-    paper_scales,
-    prune,
-    standardised_coefficients,
-)
+from .pruning import PrunedGraph, default_threshold, prune_ordering
 from .quality import ISSUE_KINDS, assess_fit, order_levels
-from .revision import (
-    REVISION_GTOL,
-    SEARCH_BAND,
-    fitted_score,
-    near_level,
-    revise_graph,
-    search_graph,
-)
-from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
+from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
+from .refine.measurement_noise import MeasurementNoise
+from .sem import SEMParameters, feature_moments, sem_parameters
 from .stability import resample_stability
 
 __all__ = ["ICA_DEFAULTS", "FitConfig", "FitResult", "FitWarning", "OrderingStage",
-           "fit_arrays", "order_stage"]
+           "data_key", "fit_arrays", "order_stage"]
 
 
 @dataclass(frozen=True)
@@ -221,8 +206,8 @@ def order_stage(
     X_red, red = reduce_environments(
         X_list, config.n_latent, standardize=config.standardize, random_state=rng)
     noise = None
-    if config.measurement_noise == "auto" and not config.paper_mode:
-        noise = estimate_measurement_noise(X_list, X_red, red)
+    if config.measurement_noise == "auto" and not config.paper_mode:  # refine
+        noise = measurement_noise.estimate_measurement_noise(X_list, X_red, red)
     # The search overwrites X_red with its residuals and projects the data again afterwards.
     to_reduced = red.projection / red.scale[:, None]
     ica = config.ica_options
@@ -237,8 +222,8 @@ def order_stage(
         reload=lambda k: project([X_list[k]], red.env_means[k], to_reduced)[0],
         step_choices=step_choices,
     )
-    if noise is not None:
-        order = corrected_ordering(order, X_red, noise, polish=config.polish)
+    if noise is not None:  # refine
+        order = measurement_noise.corrected_ordering(order, X_red, noise, polish=config.polish)
     for x in X_red:
         x.setflags(write=False)
     return OrderingStage(red, tuple(X_red), order, config.ordering_settings,
@@ -277,28 +262,52 @@ def fit_arrays(
     -------
     FitResult
     """
-    d, K = config.n_latent, len(X_list)
+    K = len(X_list)
     rng = as_generator(random_state)
     if ordering is None:
-        ordering = order_stage(X_list, config, rng, key=False)
+        ordering = order_stage(X_list, config, rng, key=False)  # steps 0-1: reduce, order
     else:
         _resume(ordering, X_list, config, rng)
     threshold, holder = _threshold(config, K), [ordering]
     del ordering  # _models holds the stage only while it needs it
-    model, branches = _models(X_list, config, holder, threshold)
+    model, branches = _models(X_list, config, holder, threshold)  # steps 2-3: prune, disentangle
     red, noise = model.stage.reduction, model.stage.noise
-    adjacency, decisions, order = model.adjacency, model.decisions, model.order
-    found = _environment_warnings(K, d) + _reduction_warnings(red)
     n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
     model = replace(model, stage=None)  # only d x d results from here on: room for the latents
-    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, model.components, red)
-    sem = sem_parameters(latents, adjacency)
+    latents, mixing, feature_latent_cov = _encode_decode(  # step 4: encode
+        X_list, mean, model.components, red)
+    sem = sem_parameters(latents, model.graph.adjacency)
+    diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
+    if noise is not None:
+        diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
+    if config.quality:  # step 5: the verdict
+        verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
+                                 model.order, config, threshold, rng)
+        diagnostics["quality"] = verdict.to_dict()
+        found += [
+            FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
+                i.message for i in verdict.issues if i.kind == kind))
+            for kind in verdict.kinds
+        ]
+    return FitResult(
+        model.graph.adjacency, model.components, mixing, feature_latent_cov, mean, latents, sem,
+        red, model.order, model.entangled, model.graph.tested, model.graph.decisions, found,
+        diagnostics,
+    )
+
+
+def _diagnostics(model: _Structure, config: FitConfig, threshold: float, red: Reduction,
+                 branches: dict | None, K: int) -> tuple[dict, list[FitWarning]]:
+    """``diagnostics_`` of a fit without its verdict, and the warnings found so far."""
+    order, graph = model.order, model.graph
     weak_steps = (_weak_steps(order, K, config.weak_evidence_level)
                   if config.scorer == "ica_consistency" else [])
-    found += _structure_warnings(adjacency, K) + _ordering_warnings(order, config, weak_steps)
+    found = (_environment_warnings(K, config.n_latent) + _reduction_warnings(red)
+             + _structure_warnings(graph.adjacency, K)
+             + _ordering_warnings(order, config, weak_steps))
     diagnostics = {
-        "ordering": order.steps, "pruning": decisions, "pruning_rule": config.pruning,
+        "ordering": order.steps, "pruning": graph.decisions, "pruning_rule": config.pruning,
         "prune_threshold": float(threshold),
         "explained_variance": red.explained_variance.tolist(),
         "dropped_columns": red.dropped_columns.tolist(),
@@ -309,26 +318,13 @@ def fit_arrays(
         "graph_revision": model.revision, "graph_search": model.search,
         "order_branches": branches,
     }
-    if noise is not None:
-        diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
-    if config.quality:
-        verdict = _verdict_stage(X_list, latents, adjacency, decisions, order, config,
-                                 threshold, rng)
-        diagnostics["quality"] = verdict.to_dict()
-        found += [
-            FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
-                i.message for i in verdict.issues if i.kind == kind))
-            for kind in verdict.kinds
-        ]
-    return FitResult(
-        adjacency, model.components, mixing, feature_latent_cov, mean, latents, sem, red, order,
-        model.entangled, model.tested, decisions, found, diagnostics,
-    )
+    return diagnostics, found
 
 
 def _noise_record(noise, components: np.ndarray, red, sem) -> dict:
     """``diagnostics_["measurement_noise"]``: the estimate and every SEM noise's share of it."""
-    shares = noise_shares(noise, components, red.scale, sem.noise_scales, sem.weights)
+    shares = measurement_noise.noise_shares(noise, components, red.scale, sem.noise_scales,
+                                            sem.weights)
     return {**noise.to_dict(), "noise_shares": shares.tolist(),
             "min_signal_share": float(1.0 - shares.max())}
 
@@ -350,9 +346,7 @@ class _Structure:
     """Steps 2-3 of one ordering: the graph, the encoder and, for branches, their score."""
 
     stage: OrderingStage | None
-    adjacency: np.ndarray
-    decisions: list
-    tested: np.ndarray
+    graph: PrunedGraph
     revision: dict | None
     search: dict | None
     components: np.ndarray
@@ -364,191 +358,117 @@ class _Structure:
 
 def _structure(stage: OrderingStage, config: FitConfig, threshold: float, *,
                score: bool = False) -> _Structure:
-    """Steps 2, 2b and 3 on one ordering stage (and the fitted model's score)."""
-    K = len(stage.reduced)
-    adjacency, decisions, tested, scales = _prune_stage(stage, config, threshold)
-    moments = feature_moments(MappedArrays(stage.reduced, [scales[0]] * K))  # steps 2b, 3
-    adjacency, decisions, revision = (
-        _revise_stage(stage, adjacency, decisions, scales, moments[1])
-        if config.revises(K) else (adjacency, decisions, None))
-    components, order, entangled, refinement, C = _disentangle_stage(
-        stage, config, adjacency, tested, scales, moments)
-    n_rows = np.array([x.shape[0] for x in stage.reduced])
-    searches = config.searches(K)
-    S = (_likelihood_covariances(stage, scales[0], moments[1], n_rows)
-         if score or searches else None)
+    """Steps 2 and 3 on one ordering stage, with the refine steps between them (and the
+    fitted model's score, for the order branches)."""
+    X_red, K = stage.reduced, len(stage.reduced)
+    coefficients = (None if stage.noise is None  # refine: measurement noise
+                    else measurement_noise.pruning_coefficients(X_red, stage.ordering,
+                                                                stage.noise))
+    graph = prune_ordering(X_red, stage.ordering, config.pruning, threshold,  # step 2
+                           paper_mode=config.paper_mode, coefficients=coefficients)
+    moments = feature_moments(MappedArrays(X_red, [graph.alphas] * K))  # steps 2b, 3
+    n_rows = np.array([x.shape[0] for x in X_red])
+    revises = revision.revises(config.revise_graph, pruning=config.pruning, n_environments=K)
+    searches = graph_search.searches(config.search_graph, n_latent=config.n_latent,
+                                     n_environments=K, pruning=config.pruning)
+    # the features' covariances, which only the refine steps read
+    covariances = (likelihood.feature_covariances(X_red, stage.noise, graph.alphas, moments[1],
+                                                  n_rows)
+                   if revises or searches or score or _refines(config, K) else None)
+    revision_record = None
+    if revises:  # refine: graph revision
+        graph, revision_record = _revise(graph, covariances, n_rows)
+    components, order, entangled, refinement, C = _disentangle_stage(  # step 3
+        stage, config, graph, moments, covariances)
     search = value = None
-    if searches:
-        adjacency, decisions, search = _search_stage(
-            np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency, decisions)
+    if searches:  # refine: graph search
+        adjacency, decisions, search = graph_search.search_decisions(
+            np.einsum("ia,kij,jb->kab", C, covariances, C), n_rows, graph.adjacency,
+            graph.decisions)
+        graph = replace(graph, adjacency=adjacency, decisions=decisions)
         if search["flips"]:
             components, order, entangled, refinement, C = _disentangle_stage(
-                stage, config, adjacency, tested, scales, moments)
+                stage, config, graph, moments, covariances)
         else:  # the search's first score is this model's fitted score
             value = search["scores"][0]
     if score and value is None:
-        value = fitted_score(np.einsum("ia,kij,jb->kab", C, S, C), n_rows, adjacency)
-    return _Structure(stage, adjacency, decisions, tested, revision, search, components, order,
-                      entangled, refinement, value)
+        value = likelihood.fitted_score(np.einsum("ia,kij,jb->kab", C, covariances, C), n_rows,
+                                        graph.adjacency)
+    return _Structure(stage, graph, revision_record, search, components, order, entangled,
+                      refinement, value)
 
 
-def _search_stage(covariances, n_rows, adjacency, decisions):
-    """Step 3b (``search_graph``): flip near-level decisions by the fitted features' score.
+def _revise(graph: PrunedGraph, covariances: np.ndarray, n_rows: np.ndarray):
+    """The graph revision (refine): near-level decisions flipped by the profiled likelihood.
 
-    Returns the searched adjacency, the decisions with ``"edge"`` updated (a
-    flipped pair also carries ``"searched": True``) and the search's record
-    (:func:`creator_plugin.revision.search_graph`).
+    Returns the revised graph (its decisions' ``"edge"`` updated, a flipped
+    pair also carrying ``"revised": True``) and the search's record
+    (:func:`creator_plugin.refine.revision.revise_graph`).
     """
-    pairs = near_level(decisions, SEARCH_BAND)
-    searched, info = search_graph(covariances, n_rows, adjacency, pairs=pairs)
-    return (searched, _flipped(decisions, searched, info["flips"], "searched"),
-            {"candidates": [list(p) for p in pairs], **info})
+    revised, info = revision.revise_graph(graph.B, covariances, n_rows, graph.adjacency,
+                                          graph.decisions)
+    decisions = revision.flipped(graph.decisions, revised, info["flips"], "revised")
+    return replace(graph, adjacency=revised, decisions=decisions), info
+
+
+def _disentangle_stage(stage: OrderingStage, config: FitConfig, graph: PrunedGraph,
+                       moments: tuple, covariances: np.ndarray):
+    """Step 3: the disentangling matrix (refined by the likelihood where asked), then the
+    encoder in measurement coordinates.
+
+    Returns the encoder (d, p), the ordering result with the rescaled
+    directions, the entangled features (or None), the likelihood
+    refinement's record and the disentangling matrix (the entangled
+    features' coordinates).
+    """
+    X_red = stage.reduced
+    C = intersection(X_red, stage.ordering, graph, paper_mode=config.paper_mode,
+                     evidence=config.disentangle != "subspace")
+    refinement = None
+    if _refines(config, len(X_red)):  # refine: likelihood disentanglement
+        n_rows = np.array([x.shape[0] for x in X_red])
+        C, refinement = likelihood.refine_disentangling(
+            C, covariances, n_rows, graph.adjacency, method="BFGS", gtol=likelihood.SCORE_GTOL)
+    components, order, features, C = encoder(X_red, stage.ordering, stage.reduction, graph, C,
+                                             moments, keep_features=config.keep_features)
+    return components, order, features, refinement, C
+
+
+def _refines(config: FitConfig, K: int) -> bool:
+    """Whether step 3 refines the features by the likelihood of their graph."""
+    setting = {"auto": "auto", "likelihood": True}.get(config.disentangle, False)
+    return not config.paper_mode and likelihood.refines(
+        setting, n_latent=config.n_latent, n_environments=K, pruning=config.pruning)
 
 
 def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
-    """Steps 2-3 on the ordering stage in ``holder`` (emptied), then ``order_branches``.
+    """Steps 2-3 on the ordering stage in ``holder`` (emptied), then the order branches.
 
-    Each branch repeats the fit from the same random state with one of the
-    ordering's closest calls taken the other way
-    (:func:`creator_plugin.ordering.close_calls`); the model with the lowest
-    :func:`creator_plugin.revision.fitted_score` is kept (the earlier one on
-    a tie to rounding). Returns it and the record
-    ``diagnostics_["order_branches"]`` (None without branches). At most two
-    orderings' reduced data are held at once.
+    Each branch (refine, :mod:`creator_plugin.refine.order_branches`)
+    repeats the fit from the same random state with one of the ordering's
+    closest calls taken the other way; the model with the lowest fitted
+    score is kept. Returns it and the record ``diagnostics_["order_branches"]``
+    (None without branches). At most two orderings' reduced data are held at
+    once.
     """
-    n_branches = config.branches(len(X_list))
+    n_branches = order_branches.branches(
+        config.order_branches, n_latent=config.n_latent, n_environments=len(X_list),
+        reestimates=config.n_refine > 0)
     best = _structure(holder.pop(), config, threshold, score=n_branches > 0)
     if n_branches == 0:
         return best, None
-    state = best.stage.state_before
-    record = {"base_score": best.score, "branches": [], "chosen": 0}
-    calls = close_calls(best.stage.ordering.steps)[:n_branches]
-    for b, (ratio, step, rank) in enumerate(calls, start=1):
-        bits = getattr(np.random, state["bit_generator"])()
-        bits.state = state
-        other = _structure(order_stage(X_list, config, np.random.Generator(bits), key=False,
-                                       step_choices={step: rank}),
-                           config, threshold, score=True)
-        record["branches"].append({"step": step, "rank": rank, "ratio": ratio,
-                                   "score": other.score})
-        # a branch that reaches the same model (to rounding) does not replace it
-        if other.score < best.score - 1e-8 * max(1.0, abs(best.score)):
-            best, record["chosen"] = other, b
-        other = None
-    return best, record
+
+    def refit(generator, step_choices):
+        stage = order_stage(X_list, config, generator, key=False, step_choices=step_choices)
+        return _structure(stage, config, threshold, score=True)
+
+    return order_branches.choose(best, n_branches, refit)
 
 
 def _threshold(config: FitConfig, K: int) -> float:
     if config.prune_threshold == "auto":
         return default_threshold(config.pruning, K)
     return config.prune_threshold
-
-
-def _prune_stage(stage: OrderingStage, config: FitConfig, threshold: float):
-    """Step 2: the coefficients the rule tests, and its decisions.
-
-    Returns the adjacency, the decisions, the tested coefficients and the
-    per-direction scales (``alphas``, ``feature_sd``, ``reference``) step 3
-    reads.
-    """
-    X_red, order = stage.reduced, stage.ordering
-    K = len(X_red)
-    if stage.noise is not None:
-        grams = stage.noise.signal_grams([x.T @ x for x in X_red])
-        B, tested, alphas, feature_sd = corrected_pruning_moments(
-            grams, [x.shape[0] for x in X_red], order.alphas, order.noise_maps)
-        adjacency, decisions = prune(tested, rule=config.pruning, threshold=threshold)
-        return adjacency, decisions, tested, (alphas, feature_sd, None, B)
-    noises = MappedArrays(X_red, order.noise_maps)
-    raw_features = MappedArrays(X_red, [order.alphas] * K)
-    feature_sd = pooled_sd(raw_features)
-    reference = None
-    if config.paper_mode:
-        reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
-        tested = paper_coefficients(noises, raw_features, reference)
-    # Unit pooled variance for the entangled features fixes their arbitrary scale.
-    alphas = order.alphas / feature_sd
-    entangled = MappedArrays(X_red, [alphas] * K)
-    B = regression_matrices(noises, entangled)
-    if not config.paper_mode:
-        tested = standardised_coefficients(B, noises, entangled)
-    adjacency, decisions = prune(tested, rule=config.pruning, threshold=threshold)
-    return adjacency, decisions, tested, (alphas, feature_sd, reference, B)
-
-
-def _likelihood_covariances(stage: OrderingStage, alphas, scatters, n_rows) -> np.ndarray:
-    """Per-environment covariances of the entangled features the likelihoods read.
-
-    The centred scatters over the rows, or, with a measurement-noise
-    correction, the corrected signal moments.
-    """
-    X_red = stage.reduced
-    covs = scatters if stage.noise is None else [
-        alphas.T @ g @ alphas for g in stage.noise.signal_grams([x.T @ x for x in X_red])]
-    return np.stack(covs) / n_rows[:, None, None]
-
-
-def _revise_stage(stage: OrderingStage, adjacency, decisions, scales, scatters):
-    """Step 2b (``revise_graph``): flip near-level decisions by the profiled likelihood.
-
-    Returns the revised adjacency, the decisions with ``"edge"`` updated (a
-    flipped pair also carries ``"revised": True``) and the search's record
-    (:func:`creator_plugin.revision.revise_graph`).
-    """
-    X_red = stage.reduced
-    alphas, B = scales[0], scales[3]
-    n_rows = np.array([x.shape[0] for x in X_red])
-    covs = _likelihood_covariances(stage, alphas, scatters, n_rows)
-    revised, info = revise_graph(B, covs, n_rows, adjacency, decisions)
-    return revised, _flipped(decisions, revised, info["flips"], "revised"), info
-
-
-def _flipped(decisions: list[dict], adjacency, flips: list, mark: str) -> list[dict]:
-    """The decisions with ``"edge"`` read from ``adjacency`` and ``mark: True`` on the flips."""
-    flips = {tuple(pair) for pair in flips}
-    return [{**q, "edge": bool(adjacency[q["parent"], q["child"]]),
-             **({mark: True} if (q["parent"], q["child"]) in flips else {})}
-            for q in decisions]
-
-
-def _disentangle_stage(stage: OrderingStage, config: FitConfig, adjacency, tested, scales,
-                       moments):
-    """Step 3: the disentangling matrix, then the encoder in measurement coordinates.
-
-    The sign and scale convention (:func:`orient_and_scale`) reads ``d x d``
-    moments (``moments``: the entangled features' gram and scatters,
-    :func:`creator_plugin.sem.feature_moments`): the disentangled features
-    are never formed. Returns the
-    encoder (d, p), the ordering result with the rescaled directions, the
-    entangled features (or None), the likelihood refinement's record and the
-    disentangling matrix (the entangled features' coordinates).
-    """
-    X_red, order, red = stage.reduced, stage.ordering, stage.reduction
-    alphas, feature_sd, reference, B = scales
-    entangled = MappedArrays(X_red, [alphas] * len(X_red))
-    gram, scatters = moments
-    n_rows = np.array([x.shape[0] for x in X_red])
-    refinement = None
-    if config.paper_mode:
-        # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
-        # the coordinates of the raw features (paper_scales); map its C to `entangled`.
-        noises = MappedArrays(X_red, order.noise_maps)
-        raw = feature_sd * paper_scales(noises, reference)
-        C = raw[:, None] * disentangling_matrix(tested, adjacency)
-    else:
-        method = config.disentangling(len(X_red))
-        C = disentangling_matrix(B, adjacency, evidence=method != "subspace")
-        if method == "likelihood":
-            C, refinement = refine_disentangling(
-                C, _likelihood_covariances(stage, alphas, scatters, n_rows), n_rows, adjacency,
-                method="BFGS", gtol=REVISION_GTOL)
-    C = orient_and_scale(C, gram, np.sum(scatters, axis=0), int(n_rows.sum()))
-    components = ((red.projection / red.scale[:, None]) @ (alphas @ C)).T
-    keep = config.keep_features
-    features = list(entangled) if keep else None
-    noises = list(MappedArrays(X_red, order.noise_maps)) if keep else None
-    order = replace(order, alphas=alphas, noises=noises, entangled=features)
-    return components, order, features, refinement, C
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,

@@ -1,35 +1,27 @@
-"""Step 3: disentangle the entangled features with the pruned graph."""
+"""Step 3: disentangle the entangled features with the pruned graph.
+
+Feature i is the direction in the intersection of the row spaces of the
+pruning's regression rows of i and of its children
+(:func:`disentangling_matrix`, the paper's subspace intersection); the
+features then get their sign and scale (:func:`orient_and_scale`) and the
+encoder is written in measurement coordinates (:func:`encoder`). The
+refinement of the features by the likelihood of their graph is an optional
+step (:mod:`creator_plugin.refine.likelihood`).
+"""
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import linalg, optimize
+from dataclasses import replace
 
-from ._bfgs import minimize_bfgs
+import numpy as np
+
+from ._passes import MappedArrays
+from .pruning import PrunedGraph, paper_scales
 
 __all__ = [
     "surrounded_sets", "parent_subspaces", "subspace_residuals", "disentangling_matrix",
-    "refine_disentangling", "orient_and_scale", "LATER_WEIGHT_LEVEL", "AUTO_LIKELIHOOD_LATENTS",
+    "orient_and_scale", "intersection", "encoder",
 ]
-
-#: ``CREATOR(disentangle="likelihood")`` keeps the subspace intersection when a
-#: refined feature's largest coefficient on an entangled feature at a later
-#: position exceeds this many times its coefficient on its own position
-#: (:func:`refine_disentangling`'s ``"later_weight"``). The ordering's
-#: directions are accurate enough that a right refinement moves features
-#: along later positions by a fraction of their own; weights above 1 came,
-#: on simulated data set aside for choosing it, from a true edge the pruning had
-#: missed, which the likelihood absorbs by mixing features.
-LATER_WEIGHT_LEVEL = 1.0
-
-#: ``CREATOR(disentangle="auto")`` refines the features by the likelihood of
-#: their graph (``"likelihood"``) when the number of latents is in this closed
-#: range and there are at least as many environments as latents, and takes the
-#: evidence-weighted intersection (``"evidence"``) otherwise. The range is the
-#: one checked on fresh simulated data (d = 8, 10 and 12; docs: accuracy,
-#: "Features refined by the likelihood of their graph"); at d = 5 the
-#: refinement made features worse on the data used to design it.
-AUTO_LIKELIHOOD_LATENTS = (8, 12)
 
 
 def surrounded_sets(adjacency: np.ndarray) -> list[set[int]]:
@@ -148,179 +140,6 @@ def disentangling_matrix(B: np.ndarray, adjacency: np.ndarray, *,
     return C
 
 
-class _NodePrecisions:
-    """Per environment, ``sum_j v_j v_j^T / s_j`` and ``sum_j log s_j`` for one graph.
-
-    For a stack ``G`` (K, d, d) of covariances, ``v_j = e_j - beta_j`` with
-    ``beta_j`` the least-squares weights of node j on its parents under
-    ``G[k]`` and ``s_j`` the residual variance. All nodes are solved in one
-    batched call: each node's parents are padded to the largest parent set
-    with slots that carry the identity and no covariance, so their weights
-    are exactly zero. The index arrays depend only on the graph, so an
-    optimiser that evaluates one graph many times builds them once.
-    """
-
-    def __init__(self, parents: list[np.ndarray]):
-        d = len(parents)
-        width = max([1] + [len(pa) for pa in parents])
-        index = np.zeros((d, width), dtype=int)
-        mask = np.zeros((d, width))
-        for j, pa in enumerate(parents):
-            index[j, : len(pa)] = pa
-            mask[j, : len(pa)] = 1.0
-        self._index, self._mask = index, mask
-        self._mask2 = mask[:, :, None] * mask[:, None, :]
-        self._padding = np.eye(width)[None] * (1.0 - self._mask2)
-        self._nodes = np.arange(d)
-        # beta (d, width) -> its place in the (d, d) weight matrix
-        scatter = np.zeros((d * width, d * d))
-        for j, pa in enumerate(parents):
-            scatter[j * width + np.arange(len(pa)), j * d + pa] = 1.0
-        self._scatter = scatter
-
-    def __call__(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        K, d, _ = G.shape
-        index, nodes = self._index, self._nodes
-        G_pa = G[:, index[:, :, None], index[:, None, :]] * self._mask2 + self._padding
-        g = G[:, index, nodes[:, None]] * self._mask
-        beta = np.linalg.solve(G_pa, g[..., None])[..., 0]
-        s = np.maximum(G[:, nodes, nodes] - (g * beta).sum(axis=-1), 1e-300)
-        V = np.eye(d) - (beta.reshape(K, -1) @ self._scatter).reshape(K, d, d)
-        P = np.swapaxes(V, 1, 2) @ (V / s[:, :, None])
-        return P, np.log(s).sum(axis=-1)
-
-
-def _node_precisions(G: np.ndarray, parents: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Per environment, ``sum_j v_j v_j^T / s_j`` and ``sum_j log s_j``.
-
-    One-off form of :class:`_NodePrecisions`.
-    """
-    return _NodePrecisions(parents)(G)
-
-
-def refine_disentangling(
-    C: np.ndarray,
-    covariances: np.ndarray,
-    n_rows: np.ndarray,
-    adjacency: np.ndarray,
-    *,
-    max_iter: int = 3000,
-    method: str = "L-BFGS-B",
-    gtol: float = 1e-9,
-) -> tuple[np.ndarray, dict]:
-    """Refine ``C`` by the Gaussian likelihood of the pruned SEM in every environment.
-
-    The disentangled features ``Yhat[k] = Ytilde[k] @ C`` follow, in every
-    environment, a linear SEM over the pruned graph whose weights and noise
-    variances change with k while ``C`` is shared. Given the graph, this
-    maximises the Gaussian (quasi-)likelihood of all environments together,
-    that is, it minimises::
-
-        sum_k n_k (sum_j log s_kj(C) - log det(C^T S_k C)) / sum_k n_k
-
-    with ``s_kj`` the residual variance of feature j on its parents in
-    environment k and ``S_k`` the covariance of ``Ytilde[k]``; the criterion
-    is 0 for a complete graph, and ``sum_k n_k`` times it is the
-    likelihood-ratio statistic of the graph. It is invariant to each
-    column's scale and flat along the surrounding directions (adding a
-    surrounding parent's feature to a node changes no fit), where the
-    start's choice is kept. The start is the subspace intersection
-    (:func:`disentangling_matrix`). Every entry of ``C`` is free, so the
-    refinement also corrects errors of the ordering's directions along
-    later positions. The descent is L-BFGS with the analytic gradient
-    (``2 sum_k w_k S_k C (P_k - (C^T S_k C)^{-1})``, ``P_k`` the SEM's
-    precision of the features), in the coordinates where the entangled
-    features are white over the pooled environments.
-
-    Parameters
-    ----------
-    C : ndarray (d, d)
-        Start, columns the disentangling vectors.
-    covariances : ndarray (K, d, d)
-        Covariance of the entangled features in each environment.
-    n_rows : ndarray (K,)
-        Rows per environment (the likelihood's weights).
-    adjacency : ndarray (d, d)
-        Pruned DAG over positions, ``[j, i] == 1`` iff ``j -> i``.
-    max_iter : int, default=3000
-        Iterations of the descent.
-    method : {"L-BFGS-B", "BFGS"}, default="L-BFGS-B"
-        :func:`scipy.optimize.minimize`'s method. ``"BFGS"`` keeps a dense
-        inverse-Hessian estimate (d^2 x d^2), which converges in far fewer
-        iterations on this criterion than the limited-memory form; it runs
-        SciPy's BFGS steps without SciPy's wrappers
-        (:func:`creator_plugin._bfgs.minimize_bfgs`).
-    gtol : float, default=1e-9
-        The descent stops when no gradient entry exceeds it.
-
-    Returns
-    -------
-    C : ndarray (d, d)
-        The refined matrix; the start, unchanged, if the descent did not
-        lower the criterion or a refined column leans on a later position
-        more than :data:`LATER_WEIGHT_LEVEL` times on its own (the
-        likelihood absorbing an edge the pruning missed).
-    info : dict
-        ``"start"`` and ``"final"`` criterion, ``"iterations"``, ``"kept"``
-        (whether the refined matrix was returned) and ``"later_weight"``:
-        the largest coefficient of an entangled feature at a later position
-        in a refined column, relative to the column's own position.
-    """
-    n = np.asarray(n_rows, dtype=float)
-    w = n / n.sum()
-    A = np.asarray(adjacency) != 0
-    d = A.shape[0]
-    parents = [np.flatnonzero(A[:, j]) for j in range(d)]
-    # Pooled-white coordinates (R R^T = pooled covariance): the criterion is
-    # far better conditioned there when chains of large weights make the
-    # S_k ill-conditioned.
-    S_raw = np.asarray(covariances, dtype=float)
-    R = np.linalg.cholesky(np.einsum("k,kij->ij", w, S_raw))
-    Rinv = linalg.solve_triangular(R, np.eye(d), lower=True)
-    S = Rinv @ S_raw @ Rinv.T
-    C0 = R.T @ np.asarray(C, dtype=float)
-    C0 = C0 / np.maximum(np.linalg.norm(C0, axis=0), 1e-300)
-
-    precisions = _NodePrecisions(parents)
-    wS = w[:, None, None] * S
-    # log det(M^T S_k M) = 2 log|det M| + log det S_k: one d x d determinant
-    # and inverse per evaluation instead of K of each.
-    logdet_S = float(w @ np.linalg.slogdet(S)[1])
-
-    def objective(theta):
-        M = theta.reshape(d, d)
-        sign, logdet_M = np.linalg.slogdet(M)
-        if sign == 0:
-            return np.inf, np.zeros(d * d)
-        # A line-search step can go far out (overflow there is the search's
-        # business: it backs off) or to a numerically singular M.
-        with np.errstate(over="ignore", invalid="ignore"):
-            G = np.swapaxes(S @ M, 1, 2) @ M
-            try:
-                P, logs = precisions(G)
-            except np.linalg.LinAlgError:
-                return np.inf, np.zeros(d * d)
-            f = float(w @ logs) - 2.0 * logdet_M - logdet_S
-            grad = 2.0 * ((wS @ M @ P).sum(axis=0) - np.linalg.inv(M).T)
-        return f, grad.ravel()
-
-    if method not in ("L-BFGS-B", "BFGS"):
-        raise ValueError(f"method must be 'L-BFGS-B' or 'BFGS', got {method!r}.")
-    f0 = objective(C0.ravel())[0]
-    if method == "BFGS":
-        res = minimize_bfgs(objective, C0.ravel(), gtol=gtol, maxiter=max_iter, rank_two=True)
-    else:
-        res = optimize.minimize(objective, C0.ravel(), jac=True, method=method,
-                                options={"maxiter": max_iter, "gtol": gtol})
-    out = Rinv.T @ res.x.reshape(d, d)
-    rel = out / np.where(np.abs(np.diag(out)) > 1e-300, np.diag(out), 1.0)
-    later = float(np.abs(np.tril(rel, -1)).max(initial=0.0))
-    kept = bool(np.isfinite(res.fun) and res.fun < f0 and later <= LATER_WEIGHT_LEVEL)
-    info = {"start": float(f0), "final": float(res.fun), "iterations": int(res.nit),
-            "kept": kept, "later_weight": later}
-    return (out if kept else np.asarray(C, dtype=float)), info
-
-
 def orient_and_scale(
     C: np.ndarray, gram: np.ndarray, scatter: np.ndarray, n_total: int
 ) -> np.ndarray:
@@ -346,3 +165,66 @@ def orient_and_scale(
     """
     cov = np.diag(gram @ C)
     return C * (np.where(cov < 0, -1.0, 1.0) / np.sqrt(np.diag(C.T @ scatter @ C) / n_total))
+
+
+def intersection(X_red: list, order, graph: PrunedGraph, *, paper_mode: bool,
+                 evidence: bool) -> np.ndarray:
+    """Step 3 of a fit: the disentangling matrix of the pruned graph, in the coordinates of the
+    unit-variance entangled features (``X_red[k] @ graph.alphas``).
+
+    Parameters
+    ----------
+    X_red : list of ndarray (n_k, d)
+    order : creator_plugin.ordering.OrderingResult
+    graph : creator_plugin.pruning.PrunedGraph
+    paper_mode : bool
+        The paper's Algorithm 3: intersect the row spaces of the same raw
+        coefficients the pruning tested, in the coordinates of the raw
+        features (:func:`creator_plugin.pruning.paper_scales`).
+    evidence : bool
+        :func:`disentangling_matrix`'s ``evidence`` (otherwise).
+
+    Returns
+    -------
+    ndarray (d, d)
+    """
+    if paper_mode:
+        # The paper's Algorithm 3 intersects the row spaces of the same raw B-hat, in
+        # the coordinates of the raw features (paper_scales); map its C to `entangled`.
+        noises = MappedArrays(X_red, order.noise_maps)
+        raw = graph.feature_sd * paper_scales(noises, graph.reference)
+        return raw[:, None] * disentangling_matrix(graph.tested, graph.adjacency)
+    return disentangling_matrix(graph.B, graph.adjacency, evidence=evidence)
+
+
+def encoder(X_red: list, order, reduction, graph: PrunedGraph, C: np.ndarray, moments: tuple,
+            *, keep_features: bool = False) -> tuple:
+    """The features' sign and scale, then the encoder in measurement coordinates.
+
+    The sign and scale convention (:func:`orient_and_scale`) reads ``d x d``
+    moments (``moments``: the entangled features' gram and scatters,
+    :func:`creator_plugin.sem.feature_moments`): the disentangled features
+    are never formed.
+
+    Returns
+    -------
+    components : ndarray (d, p)
+        The encoder.
+    order : creator_plugin.ordering.OrderingResult
+        With the rescaled directions (and, with ``keep_features``, the noises
+        and the entangled features as arrays).
+    features : list of ndarray (n_k, d) or None
+        The entangled features (``keep_features``).
+    C : ndarray (d, d)
+        The oriented and scaled disentangling matrix.
+    """
+    gram, scatters = moments
+    n_total = int(sum(x.shape[0] for x in X_red))
+    C = orient_and_scale(C, gram, np.sum(scatters, axis=0), n_total)
+    alphas = graph.alphas
+    components = ((reduction.projection / reduction.scale[:, None]) @ (alphas @ C)).T
+    features = list(MappedArrays(X_red, [alphas] * len(X_red))) if keep_features else None
+    noises = list(MappedArrays(X_red, order.noise_maps)) if keep_features else None
+    order = replace(order, alphas=alphas, noises=noises, entangled=features)
+    return components, order, features, C
+

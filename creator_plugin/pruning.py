@@ -9,13 +9,16 @@ k: ``Zhat[k] ~= Ytilde[k] @ Bhat[k].T``; row i is supported on positions
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .sem import pooled_innovation_sd, regression_matrices
+from ._passes import MappedArrays
+from .sem import pooled_innovation_sd, pooled_sd, regression_matrices
 
 __all__ = [
-    "PRUNING_RULES", "default_threshold", "paper_coefficients", "paper_scales", "prune",
-    "standardised_coefficients",
+    "PRUNING_RULES", "PrunedGraph", "default_threshold", "paper_coefficients", "paper_scales",
+    "prune", "prune_ordering", "standardised_coefficients",
 ]
 
 #: Edge decision rules. ``"residual"`` and ``"rank"`` work on the scale-free
@@ -190,3 +193,80 @@ def prune(
                 }
             )
     return adjacency, decisions
+
+
+@dataclass(frozen=True)
+class PrunedGraph:
+    """Step 2's result: the graph over the order's positions and what step 3 reads.
+
+    Attributes
+    ----------
+    adjacency : ndarray (d, d) of int
+        ``[j, i] == 1`` iff ``j -> i``.
+    decisions : list of dict
+        Every decision of :func:`prune`.
+    tested : ndarray (K, d, d)
+        The coefficients the rule tested (standardised, or the paper's raw ones).
+    alphas : ndarray (d, d)
+        The ordering's directions scaled to unit pooled variance of their features.
+    feature_sd : ndarray (d,)
+        The pooled SD of every direction's feature before that scaling.
+    reference : list of int or None
+        The environment whose ICA found each direction (the paper's mode only).
+    B : ndarray (K, d, d)
+        The noises regressed on the unit-variance features.
+    """
+
+    adjacency: np.ndarray
+    decisions: list
+    tested: np.ndarray
+    alphas: np.ndarray
+    feature_sd: np.ndarray
+    reference: list | None
+    B: np.ndarray
+
+
+def prune_ordering(X_red: list, order, rule: str, threshold: float, *, paper_mode: bool,
+                   coefficients: tuple | None = None) -> PrunedGraph:
+    """Step 2 of a fit: the coefficients of the ordering's noises on its features, then the
+    rule's decisions.
+
+    Parameters
+    ----------
+    X_red : list of ndarray (n_k, d)
+        The reduced data.
+    order : creator_plugin.ordering.OrderingResult
+    rule : {"residual", "rank", "rank_raw"}
+    threshold : float
+    paper_mode : bool
+        Test the paper's raw coefficients (:func:`paper_coefficients`).
+    coefficients : tuple, optional
+        ``(B, tested, alphas, feature_sd)`` computed elsewhere (the
+        measurement-noise correction's,
+        :func:`creator_plugin.refine.measurement_noise.pruning_coefficients`);
+        by default they are read from the data.
+
+    Returns
+    -------
+    PrunedGraph
+    """
+    if coefficients is not None:
+        B, tested, alphas, feature_sd = coefficients
+        adjacency, decisions = prune(tested, rule=rule, threshold=threshold)
+        return PrunedGraph(adjacency, decisions, tested, alphas, feature_sd, None, B)
+    K = len(X_red)
+    noises = MappedArrays(X_red, order.noise_maps)
+    raw_features = MappedArrays(X_red, [order.alphas] * K)
+    feature_sd = pooled_sd(raw_features)
+    reference = None
+    if paper_mode:
+        reference = [s["candidate_environment"][s["chosen"]] for s in order.steps]
+        tested = paper_coefficients(noises, raw_features, reference)
+    # Unit pooled variance for the entangled features fixes their arbitrary scale.
+    alphas = order.alphas / feature_sd
+    entangled = MappedArrays(X_red, [alphas] * K)
+    B = regression_matrices(noises, entangled)
+    if not paper_mode:
+        tested = standardised_coefficients(B, noises, entangled)
+    adjacency, decisions = prune(tested, rule=rule, threshold=threshold)
+    return PrunedGraph(adjacency, decisions, tested, alphas, feature_sd, reference, B)

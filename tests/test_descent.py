@@ -9,12 +9,11 @@ import pytest
 
 from creator_plugin import simulate
 from creator_plugin.independence import ica_consistency_scores
+from creator_plugin.joint_ica import _solve_each, consistency_descent
 from creator_plugin.ordering import (
-    _ordered_noises,
-    _solve_each,
     canonical_directions,
-    consistency_descent,
     ica_directions,
+    ordered_noises,
     topological_ordering,
 )
 from creator_plugin.preprocessing import reduce_environments
@@ -76,11 +75,11 @@ def test_descent_stays_in_the_column_space_of_rank_deficient_residuals(step0):
 
 def test_descent_by_matrix_product_equals_the_einsum(step0, monkeypatch):
     """Large problems form the products with the ICA directions as one matrix product."""
-    import creator_plugin.ordering as ordering
+    import creator_plugin.joint_ica as joint_ica
 
     X_red, dirs, cands = step0
     small = consistency_descent(X_red, dirs, cands, max_iter=10, tol=1e-4)
-    monkeypatch.setattr(ordering, "DESCENT_EINSUM_MAX", 0)
+    monkeypatch.setattr(joint_ica, "DESCENT_EINSUM_MAX", 0)
     large = consistency_descent(X_red, dirs, cands, max_iter=10, tol=1e-4)
     np.testing.assert_allclose(large[0], small[0], atol=1e-10)
     np.testing.assert_allclose(large[1], small[1], atol=1e-12)
@@ -135,7 +134,7 @@ def test_canonical_directions_keep_noises_and_ignore_earlier_components():
         warnings.simplefilter("ignore")
         res = topological_ordering(X_red, random_state=3, canonical=False)
     canon = canonical_directions(X_red, res.alphas, res.noises)
-    for a, b in zip(_ordered_noises(X_red, canon), _ordered_noises(X_red, res.alphas)):
+    for a, b in zip(ordered_noises(X_red, canon), ordered_noises(X_red, res.alphas)):
         np.testing.assert_allclose(a, b, atol=1e-9 * np.abs(b).max())
     shifted = res.alphas.copy()
     shifted[:, 3] += 5.0 * shifted[:, 0] - 2.0 * shifted[:, 2]

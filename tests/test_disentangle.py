@@ -8,15 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from creator_plugin import CREATOR, metrics, simulate
-from creator_plugin._config import FitConfig
-from creator_plugin.disentangle import (
+from creator_plugin.disentangle import surrounded_sets
+from creator_plugin.refine.likelihood import (
     AUTO_LIKELIHOOD_LATENTS,
     LATER_WEIGHT_LEVEL,
-    _node_precisions,
+    node_precisions,
     refine_disentangling,
-    surrounded_sets,
+    refines,
+    sem_deviance,
 )
-from creator_plugin.revision import sem_deviance
 
 
 def _population(d=6, K=6, seed=0):
@@ -80,7 +80,7 @@ def test_node_precisions_equal_one_regression_per_node(d, K, seed):
     parents = [np.flatnonzero(A[:, j]) for j in range(d)]
     F = rng.normal(size=(K, d, d))
     G = F @ np.swapaxes(F, 1, 2) + 0.1 * np.eye(d)
-    P, logs = _node_precisions(G, parents)
+    P, logs = node_precisions(G, parents)
     for k in range(K):
         P_ref, logs_ref = np.zeros((d, d)), 0.0
         for j, pa in enumerate(parents):
@@ -162,17 +162,18 @@ LOW, HIGH = AUTO_LIKELIHOOD_LATENTS
 
 
 @pytest.mark.parametrize("d, K, pruning, expected", [
-    (LOW, LOW, "residual", "likelihood"),
-    (HIGH, HIGH + 3, "residual", "likelihood"),
-    (LOW - 1, 20, "residual", "evidence"),
-    (HIGH + 1, 20, "residual", "evidence"),
-    (LOW, LOW - 1, "residual", "evidence"),  # fewer environments than latents
-    (LOW, LOW, "rank", "evidence"),
+    (LOW, LOW, "residual", True),
+    (HIGH, HIGH + 3, "residual", True),
+    (LOW - 1, 20, "residual", False),
+    (HIGH + 1, 20, "residual", False),
+    (LOW, LOW - 1, "residual", False),  # fewer environments than latents
+    (LOW, LOW, "rank", False),
 ])
 def test_auto_refines_in_its_range_of_latents_with_enough_environments(d, K, pruning, expected):
-    assert FitConfig(d, pruning=pruning).disentangling(K) == expected  # "auto" by default
-    for chosen in ("evidence", "subspace", "likelihood"):
-        assert FitConfig(d, disentangle=chosen, pruning=pruning).disentangling(K) == chosen
+    shape = {"n_latent": d, "n_environments": K, "pruning": pruning}
+    assert refines("auto", **shape) is expected
+    assert refines("auto", **shape, disentangle="subspace") is False  # starts from "evidence"
+    assert refines(True, **shape) is True and refines(False, **shape) is False
 
 
 def test_the_default_refines_at_d_8_and_not_with_fewer_environments():
@@ -228,12 +229,12 @@ def test_a_numerically_singular_step_is_rejected_not_raised(method, monkeypatch)
     # A line-search step can reach a matrix whose parents' block is singular to
     # machine precision (seen in a d = 7, K = 14 fit); that point is infeasible
     # for the search (infinite criterion), not an error of the fit.
-    import creator_plugin.disentangle as dis
+    import creator_plugin.refine.likelihood as dis
 
     A, L, S = _population(seed=1)
     d = A.shape[0]
     start = np.linalg.inv(L.T) + 0.1 * np.triu(np.random.default_rng(2).normal(size=(d, d)), 1)
-    real_call, calls = dis._NodePrecisions.__call__, []
+    real_call, calls = dis.NodePrecisions.__call__, []
 
     def sometimes_singular(self, G):
         calls.append(1)
@@ -241,7 +242,7 @@ def test_a_numerically_singular_step_is_rejected_not_raised(method, monkeypatch)
             raise np.linalg.LinAlgError("Singular matrix")
         return real_call(self, G)
 
-    monkeypatch.setattr(dis._NodePrecisions, "__call__", sometimes_singular)
+    monkeypatch.setattr(dis.NodePrecisions, "__call__", sometimes_singular)
     C, info = refine_disentangling(start, S, np.full(len(S), 1000), A, method=method)
     assert len(calls) >= 4 and np.isfinite(C).all()
     if method == "BFGS":  # the revision's: the line search backs off and goes on

@@ -7,9 +7,9 @@ import pytest
 from test_revision import TRUE, _population
 
 from creator_plugin import CREATOR, simulate
-from creator_plugin._config import FitConfig
 from creator_plugin.metrics import evaluate_model
-from creator_plugin.revision import AUTO_SEARCH_LATENTS, fitted_score, search_graph
+from creator_plugin.refine.graph_search import AUTO_SEARCH_LATENTS, search_graph, searches
+from creator_plugin.refine.likelihood import fitted_score
 
 
 def test_a_missing_edge_is_added_back_and_the_true_graph_is_kept():
@@ -57,9 +57,9 @@ def test_rejects_a_graph_that_is_not_over_positions():
     (AUTO_SEARCH_LATENTS[0], AUTO_SEARCH_LATENTS[0], "rank", False),
 ])
 def test_auto_searches_in_its_range_of_latents_with_enough_environments(d, K, pruning, expected):
-    assert FitConfig(d, search_graph="auto", pruning=pruning).searches(K) is expected
-    assert FitConfig(d, search_graph=True).searches(K) is True
-    assert FitConfig(d, search_graph=False).searches(K) is False
+    assert searches("auto", n_latent=d, n_environments=K, pruning=pruning) is expected
+    assert searches(True, n_latent=d, n_environments=K, pruning=pruning) is True
+    assert searches(False, n_latent=d, n_environments=K, pruning=pruning) is False
 
 
 def test_a_rank_rule_with_the_search_is_an_error():

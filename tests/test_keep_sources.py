@@ -6,7 +6,7 @@ import numpy as np
 
 from creator_plugin import CREATOR, metrics, persistence
 from creator_plugin.independence import ica_consistency_scores, ica_consistency_sources
-from creator_plugin.ordering import _keep_sources
+from creator_plugin.joint_ica import keep_sources
 from creator_plugin.simulation import simulate_family
 
 
@@ -48,7 +48,7 @@ def test_a_re_estimate_that_left_the_source_and_scores_worse_is_undone():
     starts = np.column_stack([3.0 * w, w, other])
     refined = np.column_stack([other / np.linalg.norm(other), near / np.linalg.norm(near),
                                w / np.linalg.norm(w)])
-    directions, kept, scores = _keep_sources(R_list, ica_dirs, starts, refined)
+    directions, kept, scores = keep_sources(R_list, ica_dirs, starts, refined)
     # column 0: left source 0 and scores worse -> the start, at unit norm;
     # column 1: same sources, scores worse -> the re-estimate stays;
     # column 2: left the start's source but scores better -> the re-estimate stays.

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from creator_plugin import CREATOR
-from creator_plugin.measurement_noise import (
+from creator_plugin.joint_ica import _ordered_contrast
+from creator_plugin.preprocessing import reduce_environments
+from creator_plugin.refine.measurement_noise import (
     PD_MARGIN_SDS,
     _signal_contrast,
     estimate_measurement_noise,
     noise_of_variances,
     polish_signal,
 )
-from creator_plugin.ordering import _ordered_contrast
-from creator_plugin.preprocessing import reduce_environments
 from creator_plugin.simulation import simulate_family
 
 

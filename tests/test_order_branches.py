@@ -9,8 +9,13 @@ from creator_plugin import CREATOR, simulate
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays, order_stage
 from creator_plugin._random import as_generator
-from creator_plugin.ordering import AUTO_BRANCH_LATENTS, AUTO_ORDER_BRANCHES, close_calls
-from creator_plugin.revision import fitted_score
+from creator_plugin.refine.likelihood import fitted_score
+from creator_plugin.refine.order_branches import (
+    AUTO_BRANCH_LATENTS,
+    AUTO_ORDER_BRANCHES,
+    branches,
+    close_calls,
+)
 
 # simulate(5, 5, 500, setting=1, random_state=9): the model of the closest
 # call's other way scores lower than the default fit's.
@@ -45,12 +50,16 @@ def test_auto_branches_with_seven_to_fifteen_latents_enough_environments_and_a_r
     low, high = AUTO_BRANCH_LATENTS
     assert (low, high) == (7, 15) and AUTO_ORDER_BRANCHES == 2
     expected = {1: 0, 5: 0, 6: 0, 7: 2, 10: 2, 15: 2, 16: 0, 30: 0}
-    assert {d: FitConfig(n_latent=d).branches(d) for d in expected} == expected
-    assert FitConfig(n_latent=10).branches(20) == 2
-    assert FitConfig(n_latent=10).branches(9) == 0  # fewer environments than latents
-    assert FitConfig(n_latent=10, n_refine=0).branches(10) == 0  # no close calls to take
-    assert FitConfig(n_latent=30, order_branches=1).branches(2) == 1
-    assert FitConfig(n_latent=10, order_branches=0).branches(10) == 0
+
+    def count(setting, d, K, reestimates=True):
+        return branches(setting, n_latent=d, n_environments=K, reestimates=reestimates)
+
+    assert {d: count("auto", d, d) for d in expected} == expected
+    assert count("auto", 10, 20) == 2
+    assert count("auto", 10, 9) == 0  # fewer environments than latents
+    assert count("auto", 10, 10, reestimates=False) == 0  # no close calls to take
+    assert count(1, 30, 2) == 1
+    assert count(0, 10, 10) == 0
 
 
 def test_auto_is_off_at_five_latents_and_the_record_is_none(data):

@@ -9,17 +9,17 @@ import pytest
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
 
-from creator_plugin import ordering
-from creator_plugin.ordering import (
+from creator_plugin import joint_ica, ordering
+from creator_plugin.joint_ica import (
     _contrast_sums,
     _contrast_sums_stacked,
-    _fastica_logcosh,
     _ordered_contrast,
-    _stack_rows,
     _stacked_logcosh_objective,
     _tanh_from,
     joint_direction,
+    stack_rows,
 )
+from creator_plugin.ordering import fastica_logcosh
 
 
 def _white(rng, n, m):
@@ -38,7 +38,7 @@ def test_fastica_iteration_reproduces_scikit_learn_exactly(max_iter):
             warnings.simplefilter("always", ConvergenceWarning)
             ica = FastICA(n_components=m, whiten=False, max_iter=max_iter, tol=1e-5,
                           w_init=w_init).fit(X)
-        W, converged = _fastica_logcosh(X.T, w_init, tol=1e-5, max_iter=max_iter)
+        W, converged = fastica_logcosh(X.T, w_init, tol=1e-5, max_iter=max_iter)
         np.testing.assert_array_equal(W, ica.components_)
         assert converged == (not any(issubclass(w.category, ConvergenceWarning)
                                      for w in caught))
@@ -56,19 +56,19 @@ def test_tanh_from_the_log_cosh_exponential():
 def test_stack_rows_only_small_data():
     rng = np.random.default_rng(1)
     R = [rng.normal(size=(n, 3)) for n in (5, 7, 2)]
-    R_all, starts, sizes = _stack_rows(R)
+    R_all, starts, sizes = stack_rows(R)
     np.testing.assert_array_equal(R_all, np.vstack(R))
     assert starts.tolist() == [0, 5, 12] and sizes.tolist() == [5, 7, 2]
-    big = [np.zeros((ordering.STACK_ELEMENTS // 3 + 1, 3))]
-    assert _stack_rows(big) is None
-    assert _stack_rows([np.zeros((0, 3)), np.zeros((4, 3))]) is None
+    big = [np.zeros((joint_ica.STACK_ELEMENTS // 3 + 1, 3))]
+    assert stack_rows(big) is None
+    assert stack_rows([np.zeros((0, 3)), np.zeros((4, 3))]) is None
 
 
 def test_stacked_contrast_sums_equal_the_per_environment_pass():
     rng = np.random.default_rng(2)
     X = [rng.laplace(size=(n, 4)) for n in (300, 120, 501)]
     Ms = [rng.normal(size=(4, 4)) for _ in X]
-    stacked = _contrast_sums_stacked(_stack_rows(X), Ms)
+    stacked = _contrast_sums_stacked(stack_rows(X), Ms)
     for x, M, got in zip(X, Ms, stacked):
         Z = x @ M
         want = (np.log(2 * np.cosh(Z)).sum(axis=0), (Z * np.exp(-Z**2 / 2)).sum(axis=0),
@@ -88,14 +88,14 @@ def test_contrast_terms_in_scratch_arrays_are_the_allocating_ones_to_the_bit():
     E = np.exp(-0.5 * Z**2)
     plain = (a + np.log1p(e), Z * E, _tanh_from(e, Z), (1.0 - Z**2) * E)
     out = [np.full_like(Z, np.nan) for _ in range(5)]
-    for got, want in zip(ordering._contrast_terms(Z, out), plain):
+    for got, want in zip(joint_ica._contrast_terms(Z, out), plain):
         np.testing.assert_array_equal(got, want)
     X = [rng.laplace(size=(n, 3)) for n in (90, 60)]
-    stacked = _stack_rows(X)
+    stacked = stack_rows(X)
     M1, M2 = rng.normal(size=(2, 3, 3))
     _contrast_sums_stacked(stacked, [M1, M1])
     again = _contrast_sums_stacked(stacked, [M2, M1])
-    fresh = _contrast_sums_stacked(_stack_rows(X), [M2, M1])
+    fresh = _contrast_sums_stacked(stack_rows(X), [M2, M1])
     for env_again, env_fresh in zip(again, fresh):
         for a_, b_ in zip(env_again, env_fresh):
             np.testing.assert_array_equal(a_, b_)
@@ -107,7 +107,7 @@ def test_ordered_contrast_is_the_same_stacked_or_not():
     scatters = [x.T @ x for x in X]
     g = rng.normal(size=9)
     v1, g1 = _ordered_contrast(g, X, 3, scatters)
-    v2, g2 = _ordered_contrast(g, X, 3, scatters, _stack_rows(X))
+    v2, g2 = _ordered_contrast(g, X, 3, scatters, stack_rows(X))
     assert v2 == pytest.approx(v1, rel=1e-13)
     np.testing.assert_allclose(g2, g1, rtol=1e-11, atol=1e-13)
 
@@ -117,13 +117,13 @@ def test_stacked_joint_objective_is_the_sum_over_environments():
     R = [rng.laplace(size=(n, 4)) @ rng.normal(size=(4, 4)) for n in (300, 500, 200)]
     basis = np.linalg.qr(rng.normal(size=(4, 3)))[0]
     S = np.stack([basis.T @ (x.T @ x) @ basis / x.shape[0] for x in R])
-    objective = _stacked_logcosh_objective(_stack_rows(R), basis, S)
+    objective = _stacked_logcosh_objective(stack_rows(R), basis, S)
 
     def direct(v):
         total = 0.0
         for x in R:
             t = x @ basis @ v / np.sqrt(v @ basis.T @ (x.T @ x) @ basis @ v / x.shape[0])
-            total += (np.mean(np.log(np.cosh(t))) - ordering._GAUSS_LOGCOSH) ** 2
+            total += (np.mean(np.log(np.cosh(t))) - joint_ica.GAUSS_LOGCOSH) ** 2
         return total
 
     v = rng.normal(size=3)
@@ -141,7 +141,7 @@ def test_joint_direction_is_the_same_stacked_or_not(monkeypatch):
     w0 = np.linalg.inv(mix)[:, 0] + 0.1 * rng.normal(size=4)
     found = np.zeros((4, 0))
     stacked = joint_direction(R, w0, found)
-    monkeypatch.setattr(ordering, "STACK_ELEMENTS", 0)
+    monkeypatch.setattr(joint_ica, "STACK_ELEMENTS", 0)
     looped = joint_direction(R, w0, found)
     # the same objective up to rounding, so the same maximum up to the optimiser's tolerance
     np.testing.assert_allclose(stacked[0], looped[0], atol=1e-6)
@@ -184,9 +184,9 @@ def test_stacked_joint_objective_keeps_no_state_between_evaluations():
     basis = np.linalg.qr(rng.normal(size=(4, 4)))[0][:, :3]
     S = np.stack([basis.T @ (x.T @ x) @ basis / x.shape[0] for x in R])
     v, w = rng.normal(size=3), rng.normal(size=3)
-    reused = _stacked_logcosh_objective(_stack_rows(R), basis, S)
+    reused = _stacked_logcosh_objective(stack_rows(R), basis, S)
     reused(w)
     value, grad = reused(v)
-    fresh_value, fresh_grad = _stacked_logcosh_objective(_stack_rows(R), basis, S)(v)
+    fresh_value, fresh_grad = _stacked_logcosh_objective(stack_rows(R), basis, S)(v)
     assert value == fresh_value
     np.testing.assert_array_equal(grad, fresh_grad)

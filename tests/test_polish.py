@@ -6,12 +6,8 @@ import numpy as np
 import pytest
 
 from creator_plugin import CREATOR, metrics, simulate
-from creator_plugin.ordering import (
-    _ordered_contrast,
-    _ordered_noises,
-    polish_directions,
-    topological_ordering,
-)
+from creator_plugin.joint_ica import _ordered_contrast, polish_directions
+from creator_plugin.ordering import ordered_noises, topological_ordering
 from creator_plugin.preprocessing import reduce_environments
 
 
@@ -71,7 +67,7 @@ def test_ordered_noises_are_the_stepwise_residuals():
     # The Cholesky form must equal regressing X @ alpha_i on the earlier noises.
     _, X_red = _reduced(0, d=4, K=3, n=400)
     alphas = np.random.default_rng(1).standard_normal((4, 4))
-    noises = _ordered_noises(X_red, alphas)
+    noises = ordered_noises(X_red, alphas)
     for x, e in zip(X_red, noises):
         for i in range(4):
             y = x @ alphas[:, i]
@@ -99,9 +95,9 @@ def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluatio
     # every row from there with the first stage's curvature. At a tight
     # tolerance (the looser default needs fewer evaluations either way, see
     # the next test) the warm start must save more than half of them.
-    import creator_plugin.ordering as ordering
+    import creator_plugin.joint_ica as joint_ica
 
-    monkeypatch.setattr(ordering, "POLISH_GTOL", 1e-6)
+    monkeypatch.setattr(joint_ica, "POLISH_GTOL", 1e-6)
     _, X_red = _reduced(2, n=4000)
     # A start re-estimated at every step (converged as tightly as the
     # polish's own steps); from refine_min_sources=4's looser start the
@@ -116,7 +112,7 @@ def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluatio
     assert info_two["contrast"] == pytest.approx(info_one["contrast"], rel=1e-8)
     # Same noises (each direction is free along the earlier ones, which
     # changes no noise and no contrast).
-    for a, b in zip(_ordered_noises(X_red, two), _ordered_noises(X_red, one)):
+    for a, b in zip(ordered_noises(X_red, two), ordered_noises(X_red, one)):
         corr = np.abs(np.sum(a * b, axis=0)) / np.linalg.norm(a, axis=0) / np.linalg.norm(b, axis=0)
         assert np.all(corr > 1 - 1e-6)
     # The default stays one stage up to POLISH_MAX_ROWS rows per environment.

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from creator_plugin import CREATOR, metrics, simulate
-from creator_plugin.ordering import _distinct_best, joint_direction, topological_ordering
+from creator_plugin.joint_ica import joint_direction
+from creator_plugin.ordering import _distinct_best, topological_ordering
 from creator_plugin.preprocessing import reduce_environments
 
 

@@ -7,12 +7,8 @@ import pytest
 
 from creator_plugin import CREATOR
 from creator_plugin.metrics import evaluate_model
-from creator_plugin.revision import (
-    REVISION_MIN_ENVIRONMENTS,
-    graph_score,
-    revise_graph,
-    sem_deviance,
-)
+from creator_plugin.refine.likelihood import sem_deviance
+from creator_plugin.refine.revision import REVISION_MIN_ENVIRONMENTS, graph_score, revise_graph
 from creator_plugin.simulation import simulate_family
 
 # A 4-node DAG 0 -> 1 -> 2 -> 3, 0 -> 2, weights changing across 5 environments.
@@ -205,7 +201,7 @@ def test_a_revised_fit_saves_and_loads_with_its_record(tmp_path):
 def test_the_revision_reads_the_corrected_moments_with_measurement_noise(monkeypatch):
     # measured family (p = 16 > d = 4), seed 11: with the measurement-noise
     # correction the default misses one edge and the revision adds it.
-    import creator_plugin._fit as fit_module
+    import creator_plugin.refine.revision as fit_module
 
     sim = simulate_family("measured", 4, 4, 800, random_state=11)
     seen = []

@@ -110,7 +110,7 @@ def test_one_gaussian_noise_component_is_fitted_and_not_flagged(seed):
 
 
 def test_looks_gaussian_needs_every_environment():
-    from creator_plugin.ordering import looks_gaussian
+    from creator_plugin.joint_ica import looks_gaussian
 
     rng = np.random.default_rng(0)
     gauss = [rng.standard_normal((2000, 2)) for _ in range(3)]
