@@ -13,10 +13,18 @@ benchmark's built-in names to them; causal-learn's GIN is
 LiNGCReL, reconstructed
 -----------------------
 LiNGCReL (Jin & Syrgkanis, "Learning linear causal representations from
-general environments", NeurIPS 2024) has no public implementation. What is
+general environments", NeurIPS 2024) was published without public code. What is
 here is *our reconstruction from the paper's description*, written for this
-benchmark; it follows the paper's identification argument, not the authors'
-code, and the numerical choices (distance, tolerances, greedy order) are ours:
+benchmark; it follows the paper's identification argument, and the numerical
+choices (distance, tolerances, greedy order) are ours. Its first author's
+later code (``github.com/hlzhang109/causal-eval``, ``scripts/utils_full.py``,
+no licence) implements LiNGCReL-style steps differently: it aligns the
+environments' ICA rows and orders them in one search over every tuple of one
+row per environment (d^K candidates per step) instead of step 3 below, so it
+does not need the noise laws to agree across environments. The two
+compared on the same inputs, with how often each alignment is right, are on
+docs/results/peers.md ("LiNGCReL against its author's code");
+:func:`lingcrel_steps` returns every intermediate result. The steps:
 
 1. the same shared reduction as CREATOR
    (:func:`creator_plugin.preprocessing.reduce_environments`: per-environment
@@ -93,6 +101,7 @@ from .gin_corrected import fit_gin_corrected
 from .lincd import fit_lincd
 from .lscale import fit_lscale_i, fit_lscale_i_soft
 from .ordering_cache import ordering_for
+from .rlcd import fit_rlcd
 
 try:  # optional (the ``bench`` extra); imported here so no fit's wall time includes it
     import lingam
@@ -100,7 +109,8 @@ except ImportError:  # pragma: no cover
     lingam = None
 
 __all__ = ["DEFAULT_METHODS", "METHODS", "REQUIRES", "fit_creator", "fit_creator_paper",
-           "fit_lingcrel", "fit_pca_multigroup_lingam", "fit_pooled_ica_lingam"]
+           "fit_lingcrel", "fit_pca_multigroup_lingam", "fit_pooled_ica_lingam",
+           "lingcrel_steps"]
 
 
 Fit = Callable[..., tuple[np.ndarray, list[np.ndarray], list[int]]]
@@ -211,6 +221,43 @@ def fit_lingcrel(
     order : list of int
         The order found in step 4.
     """
+    steps = lingcrel_steps(X_list, n_latent, random_state, rank_tol)
+    return steps["adjacency"], steps["latents"], steps["order"]
+
+
+def lingcrel_steps(
+    X_list: list[np.ndarray], n_latent: int, random_state: int | None, rank_tol: float = 0.15
+) -> dict:
+    """Every intermediate result of the LiNGCReL reconstruction (:func:`fit_lingcrel`).
+
+    Parameters
+    ----------
+    X_list, n_latent, random_state, rank_tol
+        As :func:`fit_lingcrel`.
+
+    Returns
+    -------
+    dict
+        * ``"reduced"``: list of ndarray (n_k, d), step 1's reduced data;
+        * ``"rows"``: ndarray (K, d, d), step 2's unmixing rows of every
+          environment (``rows[k] @ reduced[k].T`` are its unit-variance,
+          positively skewed sources), before alignment;
+        * ``"aligned"``: ndarray (K, d, d), the rows after step 3, row i of
+          every environment belonging to node i (environment 0's labels);
+        * ``"order"``, ``"adjacency"``: step 4;
+        * ``"directions"``: ndarray (d, d), row i the unit direction step 4
+          added to the ordered span when it ordered node i (the rows are
+          orthonormal: the shared mixing rows up to the ordering's
+          Gram-Schmidt ambiguity);
+        * ``"weights"``: ndarray (K, d, d), ``[k][j, i]`` the effect of node j
+          on node i in environment k, for j before i in the order, in the
+          units of the latents ``reduced[k] @ directions.T``: the rows are
+          written in the directions, ``aligned[k][i] ~= sum_j B[i, j]
+          directions[j]`` over i and the nodes before it (least squares,
+          the directions being orthonormal), and ``[j, i] = -B[i, j] /
+          B[i, i]``;
+        * ``"latents"``: list of ndarray (n_k, d), step 5.
+    """
     d = n_latent
     X_red, _ = reduce_environments(X_list, d)
     rng = np.random.default_rng(random_state)
@@ -227,10 +274,23 @@ def fit_lingcrel(
         rows.append(W * (sign / sd)[:, None])
         sources.append(S * sign / sd)
     U = _align(rows, sources)  # (K, d, d): U[k][i] = node i's unmixing row in env k
-    adjacency, order = _order_and_parents(U, rank_tol)
+    adjacency, order, directions = _order_and_parents(U, rank_tol)
     C = disentangling_matrix(U, adjacency)
-    latents = [x @ C for x in X_red]
-    return adjacency, latents, order
+    return {"reduced": X_red, "rows": np.stack(rows), "aligned": U, "order": order,
+            "adjacency": adjacency, "directions": directions,
+            "weights": _weights(U, directions, order), "latents": [x @ C for x in X_red]}
+
+
+def _weights(U: np.ndarray, directions: np.ndarray, order: list[int]) -> np.ndarray:
+    """Per-environment weights of the nodes' rows written in the ordered directions."""
+    K, d, _ = U.shape
+    W = np.zeros((K, d, d))
+    for k in range(K):
+        for t, i in enumerate(order):
+            B = {j: float(U[k, i] @ directions[j]) for j in order[:t + 1]}
+            for j in order[:t]:
+                W[k, j, i] = -B[j] / B[i]
+    return W
 
 
 def _align(rows: list[np.ndarray], sources: list[np.ndarray]) -> np.ndarray:
@@ -257,12 +317,15 @@ def _align(rows: list[np.ndarray], sources: list[np.ndarray]) -> np.ndarray:
     return np.stack(aligned)
 
 
-def _order_and_parents(U: np.ndarray, rank_tol: float) -> tuple[np.ndarray, list[int]]:
-    """Step 4: order and parents from the subspace dimensions of aligned rows."""
+def _order_and_parents(
+    U: np.ndarray, rank_tol: float
+) -> tuple[np.ndarray, list[int], np.ndarray]:
+    """Step 4: order, parents and ordered directions from the subspace dimensions of rows."""
     K, d, _ = U.shape
     stacks = [U[:, i, :] / np.linalg.norm(U[:, i, :], axis=1, keepdims=True) for i in range(d)]
     order: list[int] = []
     basis = np.zeros((d, 0))
+    directions = np.zeros((d, d))
     while len(order) < d:
         best, best_ratio = None, np.inf
         for i in set(range(d)) - set(order):
@@ -273,6 +336,7 @@ def _order_and_parents(U: np.ndarray, rank_tol: float) -> tuple[np.ndarray, list
                 best, best_ratio = i, ratio
         order.append(best)
         basis = np.linalg.qr(np.column_stack([basis, *_top_dirs(stacks[best], basis)]))[0]
+        directions[best] = basis[:, -1]
     adjacency = np.zeros((d, d), dtype=int)
     scale = np.sqrt(K)
     for t, i in enumerate(order):
@@ -284,7 +348,7 @@ def _order_and_parents(U: np.ndarray, rank_tol: float) -> tuple[np.ndarray, list
             if cur == prev - 1:
                 adjacency[j, i] = 1
             prev = cur
-    return adjacency, order
+    return adjacency, order, directions
 
 
 def _top_dirs(stack: np.ndarray, basis: np.ndarray) -> list[np.ndarray]:
@@ -382,6 +446,7 @@ METHODS: dict[str, Fit] = {
     "LinCD": fit_lincd,
     "LSCALE-I (hard)": fit_lscale_i,
     "LSCALE-I (soft)": fit_lscale_i_soft,
+    "RLCD": fit_rlcd,
 }
 
 #: Modules a method needs beyond the core dependencies (the ``bench`` extra).
@@ -390,6 +455,7 @@ REQUIRES: dict[str, str] = {
     "PCA+ICA-LiNGAM (pooled)": "lingam",
     "GIN": "causallearn",
     "GIN (tests by variable)": "causallearn",
+    "RLCD": "causallearn",
 }
 
 #: The methods a grid runs when none are named (the paper preset's exact HSIC

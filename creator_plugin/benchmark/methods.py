@@ -58,9 +58,10 @@ __all__ = [
 
 #: Per-fit time limits (seconds) that apply unless the caller sets its own:
 #: causal-learn's GIN runs O(n^2) independence tests over subsets of the
-#: measurements and can take hours (a fit over the limit is killed and its
-#: row says "timeout").
-DEFAULT_TIME_LIMITS: dict[str, float] = {"GIN": 600.0}
+#: measurements and can take hours, and RLCD's rank tests grow
+#: combinatorially with the measurements (a fit over the limit is killed and
+#: its row says "timeout").
+DEFAULT_TIME_LIMITS: dict[str, float] = {"GIN": 600.0, "RLCD": 600.0}
 
 
 class EstimatorFit:
