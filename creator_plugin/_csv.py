@@ -6,7 +6,7 @@ that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is
 what a spreadsheet evaluates as a formula, so it gets a leading ``'``
 (and so does one that already starts with ``'`` followed by such a
 character, so the prefix can be told from the text). Numbers are never
-changed. Reading (:func:`read_csv`, :func:`_read_table`) strips that
+changed. Reading (:func:`read_csv`, :func:`read_table`) strips that
 prefix again, so ``creator`` reads its own outputs back as they were.
 
 The environment column is read as text, verbatim; a headerless first column
@@ -122,7 +122,7 @@ class UserError(Exception):
     """A mistake in the command's input: reported as one line on stderr, exit status 2."""
 
 
-def _read_table(args: argparse.Namespace):
+def read_table(args: argparse.Namespace):
     """The CSV of ``creator fit`` or ``dims``: (features, environment labels, row index)."""
     import pandas as pd
 

@@ -61,7 +61,7 @@ def min_samples_per_environment(n_latent: int) -> int:
     return max(10, 5 * n_latent)
 
 
-def _as_float_matrix(a, name: str):
+def as_float_matrix(a, name: str):
     """A 2-D float64 array, read-only: ``a`` itself (as a view) when it already is one.
 
     The fit reads its inputs in blocks and never writes to them, so float64
@@ -607,7 +607,7 @@ def check_environments(
                 "environments labels."
             )
         column_keys(X, "X")
-        data = _as_float_matrix(X, "X")
+        data = as_float_matrix(X, "X")
         labels = check_labels(environments, data.shape[0])
         uniq = np.unique(labels)
         X_list = _rows_by_label(data, labels, uniq)
@@ -622,7 +622,7 @@ def check_environments(
         if not isinstance(X, Sequence) or isinstance(X, (str, bytes)):
             raise TypeError(f"{name} must be a list of K 2-D arrays, got {type(X).__name__}.")
         aligned = _align_by_name(X, name)
-        X_list = [_as_float_matrix(x, f"{name}[{k}]") for k, x in enumerate(aligned)]
+        X_list = [as_float_matrix(x, f"{name}[{k}]") for k, x in enumerate(aligned)]
         env_name = name + "[{}]"
         env_ids = list(range(len(X_list)))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._csv import UserError, _read_table, write_csv
+from ._csv import UserError, read_table, write_csv
 
 __all__ = ["main"]
 
@@ -77,7 +77,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     if args.plots and find_spec("matplotlib") is None:
         raise UserError('--plots needs matplotlib: pip install "creator-plugin[plots]".')
-    feats, env, index = _read_table(args)
+    feats, env, index = read_table(args)
     # Checked before the fit, so a mistake does not cost the fit's time.
     out = OutputDir(args.out, force=args.force, inputs=[args.data])
     try:
@@ -160,7 +160,7 @@ def _dims(args: argparse.Namespace) -> int:
 
     if args.out and find_spec("matplotlib") is None:
         raise UserError('--out needs matplotlib: pip install "creator-plugin[plots]".')
-    feats, env, _ = _read_table(args)
+    feats, env, _ = read_table(args)
     try:
         sel = select_n_latent(feats.to_numpy(dtype=float), environments=env.to_numpy(),
                               alpha=args.alpha, random_state=args.seed)
@@ -181,12 +181,12 @@ def _dims(args: argparse.Namespace) -> int:
             print(f"  {t['k']:>3} {t['statistic']:>12.1f} {t['df']:>6} {t['p_value']:>10.3g}  "
                   f"{model}")
     if args.out:
-        from .plotting import _pyplot, plot_scree
+        from .plotting import plot_scree, pyplot
 
         fig = plot_scree(sel)
         png = io.BytesIO()
         fig.savefig(png, format="png", dpi=120)
-        _pyplot().close(fig)
+        pyplot().close(fig)
         _write_new_file(args.out, png.getvalue())
         print(f"\nWrote the scree plot to {args.out}")
     return 0

@@ -23,7 +23,7 @@ from ._passes import is_dask
 from ._random import as_generator
 from ._validation import (
     Interval,
-    _as_float_matrix,
+    as_float_matrix,
     check_environments,
     check_options,
     environment_labels,
@@ -689,7 +689,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 f"{'L_list' if name == 'L' else 'X_list'}].")
         if name == "X":
             check_input_names(self, X)
-        arr = _as_float_matrix(X, name)
+        arr = as_float_matrix(X, name)
         n_cols = self.n_features_in_ if n_cols is None else n_cols
         if arr.shape[1] != n_cols:
             raise ValueError(f"{name} has {arr.shape[1]} columns; the model expects {n_cols}.")

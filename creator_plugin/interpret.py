@@ -36,7 +36,7 @@ __all__ = [
 LOADING_KINDS = ("pattern", "structure")
 
 
-def _estimator(model):
+def fitted_estimator(model):
     """The fitted estimator behind ``model`` (a CREATOR or a result holding one)."""
     est = getattr(model, "estimator", model)
     if not hasattr(est, "get_params") or not hasattr(est, "n_latent"):
@@ -74,7 +74,7 @@ def measurement_names(model, names: Sequence[str] | None = None) -> list[str]:
         ``names`` if given, else ``feature_names_in_`` (set when the model
         was fitted on a DataFrame), else ``x0..x{p-1}``.
     """
-    est = _estimator(model)
+    est = fitted_estimator(model)
     p = est.mixing_.shape[0]
     if names is None:
         names = getattr(est, "feature_names_in_", None)
@@ -85,7 +85,7 @@ def measurement_names(model, names: Sequence[str] | None = None) -> list[str]:
 
 def latent_names(model, names: Sequence[str] | None = None) -> list[str]:
     """Names of the latent nodes: ``names``, the result's ``node_names``, or ``L1..Ld``."""
-    est = _estimator(model)
+    est = fitted_estimator(model)
     if names is None:
         names = getattr(model, "node_names", None)
     if names is None:
@@ -140,7 +140,7 @@ def loadings(
     """
     if kind not in LOADING_KINDS:
         raise ValueError(f"kind must be one of {LOADING_KINDS}; got {kind!r}.")
-    est = _estimator(model)
+    est = fitted_estimator(model)
     index = measurement_names(model, feature_names)
     columns = latent_names(model, names)
     sd_x = np.asarray(est.feature_sd_, dtype=float)
@@ -164,7 +164,7 @@ def _pooled_within_cov(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _per_environment(model, values, names) -> pd.DataFrame:
-    est = _estimator(model)
+    est = fitted_estimator(model)
     return pd.DataFrame(
         np.vstack([np.asarray(v, dtype=float) for v in values]),
         index=pd.Index(list(est.environment_labels_), name="environment"),
@@ -187,7 +187,7 @@ def noise_scales(model, *, names: Sequence[str] | None = None) -> pd.DataFrame:
         Index: environment labels; columns: latent names. In units of the
         latent (its pooled within-environment SD).
     """
-    return _per_environment(model, _estimator(model).noise_scales_, names)
+    return _per_environment(model, fitted_estimator(model).noise_scales_, names)
 
 
 def intercepts(model, *, names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -207,7 +207,7 @@ def intercepts(model, *, names: Sequence[str] | None = None) -> pd.DataFrame:
         mean of the training data (``transform`` centres by ``mean_``), so
         the means of the environments average to 0 weighted by their sizes.
     """
-    return _per_environment(model, _estimator(model).intercepts_, names)
+    return _per_environment(model, fitted_estimator(model).intercepts_, names)
 
 
 def latent_sds(model, *, names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -230,5 +230,5 @@ def latent_sds(model, *, names: Sequence[str] | None = None) -> pd.DataFrame:
         latent (its pooled within-environment SD, so the sizes-weighted
         mean of the squares is 1).
     """
-    est = _estimator(model)
+    est = fitted_estimator(model)
     return _per_environment(model, [pooled_sd([L]) for L in est.latents_], names)

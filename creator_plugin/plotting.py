@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .graph_layout import FONT_FAMILY, LINE_SPACING, layered_layout, text_width
-from .interpret import _estimator, latent_names, loadings
+from .interpret import fitted_estimator, latent_names, loadings
 
 __all__ = ["plot_graph", "plot_loadings", "plot_scree"]
 
 
-def _pyplot():
+def pyplot():
     try:
         import matplotlib.pyplot as plt
     except ModuleNotFoundError as exc:
@@ -102,8 +102,8 @@ def plot_graph(
         The graph's geometry (boxes and edge paths, in points) is
         ``fig.graph_layout``, a :class:`~creator_plugin.graph_layout.GraphLayout`.
     """
-    plt = _pyplot()
-    est = _estimator(model)
+    plt = pyplot()
+    est = fitted_estimator(model)
     if isinstance(n_top, bool) or not isinstance(n_top, (int, np.integer)) or n_top < 0:
         raise ValueError(f"n_top must be a non-negative integer; got {n_top!r}.")
     full = latent_names(model, names)
@@ -265,7 +265,7 @@ def plot_loadings(
         Rows are measurements, columns latents; every cell is annotated
         with its value, and the colour scale is symmetric around 0.
     """
-    plt = _pyplot()
+    plt = pyplot()
     table = loadings(model, kind=kind, feature_names=feature_names, names=names)
     values = table.to_numpy()
     p, d = values.shape
@@ -302,7 +302,7 @@ def plot_scree(selection, *, ax=None):
         The pooled within-environment eigenvalues on a log scale, with a
         line after the chosen number of latents and the rule that decided.
     """
-    plt = _pyplot()
+    plt = pyplot()
     lam = np.asarray(selection.spectrum)
     k = np.arange(1, lam.size + 1)
     if ax is None:

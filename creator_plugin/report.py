@@ -67,9 +67,9 @@ def write_fit_report(
         write_csv(table, directory / name)
         written.append(directory / name)
     if plots:
-        from .plotting import _pyplot, plot_graph, plot_loadings
+        from .plotting import plot_graph, plot_loadings, pyplot
 
-        plt = _pyplot()
+        plt = pyplot()
         figures = {
             "graph.png": plot_graph(model),
             "loadings.png": plot_loadings(model, feature_names=feature_names),

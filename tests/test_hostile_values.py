@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from creator_plugin import CREATOR, bootstrap, simulate
-from creator_plugin._validation import _as_float_matrix, check_environments
+from creator_plugin._validation import as_float_matrix, check_environments
 from creator_plugin.cli import main
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -116,7 +116,7 @@ def test_every_dtype_is_read_exactly_or_refused_by_name(data, dtype):
     arr = data.draw(hnp.arrays(dtype, (6, 2)))
     before = arr.copy()
     try:
-        out = _as_float_matrix(arr, "X")
+        out = as_float_matrix(arr, "X")
     except (TypeError, ValueError) as exc:
         message = str(exc)
         assert message.startswith("X "), message

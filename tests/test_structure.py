@@ -92,13 +92,13 @@ def test_input_is_scanned_once_per_fit(monkeypatch):
     from creator_plugin import _validation, simulate
 
     calls = []
-    original = _validation._as_float_matrix
+    original = _validation.as_float_matrix
 
     def counting(x, name):
         calls.append(name)
         return original(x, name)
 
-    monkeypatch.setattr(_validation, "_as_float_matrix", counting)
+    monkeypatch.setattr(_validation, "as_float_matrix", counting)
     sim = simulate(3, 3, 300, random_state=0)
     CREATOR(3, random_state=0).fit(sim.X)
     assert len(calls) == 3  # one per environment

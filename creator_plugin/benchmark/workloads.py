@@ -150,14 +150,14 @@ def read_csv_workload(
     """
     from types import SimpleNamespace
 
-    from .._csv import UserError, _read_table
+    from .._csv import UserError, read_table
 
     # The same column rules as `creator fit`: a headerless first column (a pandas
     # index) is dropped, the environment column is read as text, features are numeric.
     table = SimpleNamespace(data=data, env_column=env_column, index_col=None, columns=None,
                             drop_columns=None, encoding="utf-8")
     try:
-        feats, env_col, _ = _read_table(table)
+        feats, env_col, _ = read_table(table)
     except UserError as exc:
         raise ValueError(f"--data: {exc}") from None
     X = feats.to_numpy(dtype=float)
