@@ -1,8 +1,8 @@
 """Shared fixtures of the test suite.
 
-Tests marked ``slow`` (accuracy over many fits, clusters, subprocesses) are
-deselected by the quick lane ``python -m pytest -m "not slow"``; CI runs
-everything.
+Tests marked ``slow`` (``@pytest.mark.slow`` on the test itself: about a second
+or more, accuracy over many fits, clusters, subprocesses) are deselected by the
+quick lane ``python -m pytest -m "not slow"``; CI runs everything.
 """
 
 from __future__ import annotations
@@ -50,18 +50,3 @@ def fit_recording():
 def sim3():
     """d=3, K=4, n=1000 per environment, p=4: a small model every fit gets right."""
     return simulate(3, 4, 1000, n_features=4, random_state=0)
-
-
-def _quick_lane_exclusions() -> set[str]:
-    from pathlib import Path
-
-    text = (Path(__file__).with_name("quick_lane_exclusions.txt")).read_text()
-    return {ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")}
-
-
-def pytest_collection_modifyitems(config, items):
-    """Mark the tests listed in ``quick_lane_exclusions.txt`` slow (one list, measured)."""
-    listed = _quick_lane_exclusions()
-    for item in items:
-        if item.nodeid in listed:
-            item.add_marker(pytest.mark.slow)

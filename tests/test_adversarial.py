@@ -340,6 +340,7 @@ _SIM = simulate(3, 3, 300, n_features=5, random_state=4)
 _BASE = CREATOR(3, random_state=0).fit([pd.DataFrame(x, columns=list("abcde")) for x in _SIM.X])
 
 
+@pytest.mark.slow
 @QUICK
 @given(st.permutations(list("abcde")), st.permutations(list("abcde")))
 def test_column_order_of_frames_does_not_matter(first, second):

@@ -64,6 +64,7 @@ def test_methods_by_name_import_path_class_and_instance():
     assert list(instance) == ["CREATOR"] and isinstance(instance["CREATOR"], EstimatorFit)
 
 
+@pytest.mark.slow
 def test_estimator_class_and_instance_fit_like_the_builtin():
     sim = simulate(3, 3, 400, random_state=1)
     adj, lat, order = fit_creator(sim.X, 3, 7)
@@ -366,6 +367,7 @@ def _write_workload(tmp_path, sim, labels=("b", "a", "c")):
     return env
 
 
+@pytest.mark.slow
 def test_user_csv_with_truth_file_is_benchmarked_in_one_command(tmp_path):
     sim = simulate(3, 3, 300, random_state=5)
     _write_workload(tmp_path, sim)

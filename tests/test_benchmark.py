@@ -34,6 +34,7 @@ def _key(rows):
     return [tuple(r.get(k) for k in KEY) for r in rows]
 
 
+@pytest.mark.slow
 def test_tiny_grid_rows_and_failures():
     rows = run_grid(CELLS, 2, ["CREATOR", "LiNGCReL", "PCA+MultiGroupDirectLiNGAM", "broken"],
                     method_table=TABLE)
@@ -103,6 +104,7 @@ def test_serial_joblib_and_dask_identical():
     assert all(r["status"] == "ok" for r in serial)
 
 
+@pytest.mark.slow
 def test_cli_writes_results_and_figures(tmp_path, capsys):
     import pandas as pd
 

@@ -15,6 +15,7 @@ def sim():
     return simulate(3, 4, 200, n_features=5, random_state=7)
 
 
+@pytest.mark.slow
 def test_fitted_estimator_is_the_reference(sim):
     model = CREATOR(3, random_state=11).fit(sim.X)
     res = bootstrap(sim.X, 3, estimator=model, random_state=0)
@@ -27,6 +28,7 @@ def test_fitted_estimator_is_the_reference(sim):
     assert np.all(P[model.adjacency_matrix_ == 0] <= 1.0)
 
 
+@pytest.mark.slow
 def test_unfitted_estimator_uses_its_own_random_state(sim):
     est = CREATOR(3, random_state=5)
     res = bootstrap(sim.X, 2, estimator=est, random_state=0)
@@ -35,6 +37,7 @@ def test_unfitted_estimator_uses_its_own_random_state(sim):
     assert not hasattr(est, "components_")  # the passed estimator is not fitted in place
 
 
+@pytest.mark.slow
 def test_result_of_another_fit_is_refused(sim):
     pytest.importorskip("matplotlib")
     from creator_plugin.plotting import plot_graph
@@ -48,6 +51,7 @@ def test_result_of_another_fit_is_refused(sim):
         plot_graph(model, res)
 
 
+@pytest.mark.slow
 def test_full_fit_keeps_feature_names(sim):
     cols = ["a", "b", "c", "d", "e"]
     frames = [pd.DataFrame(x, columns=cols) for x in sim.X]
@@ -68,6 +72,7 @@ class _Flaky(CREATOR):
         return super().fit(X, y, environments=environments)
 
 
+@pytest.mark.slow
 def test_any_exception_in_a_resample_is_recorded(sim):
     res = bootstrap(sim.X, 6, estimator=_Flaky(3, random_state=0, quality=False),
                     random_state=0, max_failed_share=0.9)

@@ -26,6 +26,7 @@ def _creator(*args, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
 
 
+@pytest.mark.slow
 def test_demo_runs_and_prints_metrics():
     out = _creator("demo")
     assert out.returncode == 0, out.stderr
@@ -44,6 +45,7 @@ def csv_file(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_fit_writes_outputs(csv_file, tmp_path):
     out_dir = tmp_path / "out"
     res = _creator("fit", str(csv_file), "--env-column", "lab", "--n-latent", "3",
@@ -296,6 +298,7 @@ def test_bench_never_writes_into_a_directory_it_did_not_write(tmp_path, capsys):
     assert (ours / "results.csv").read_text().splitlines()[0] == first.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_column_selection_and_index(tmp_path, capsys):
     sim = simulate(3, 3, 300, n_features=4, random_state=0)
     X, labels = sim.stacked()

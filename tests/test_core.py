@@ -25,6 +25,7 @@ def test_exact_recovery_small(fit):
     assert exact >= 9
 
 
+@pytest.mark.slow
 def test_recovers_chain_with_p_greater_than_d(fit):
     sim = simulate(4, 5, 2000, n_features=10, edge_prob=0.6, random_state=11)
     model = fit(sim.X, sim.params["n_latent"])
@@ -33,6 +34,7 @@ def test_recovers_chain_with_p_greater_than_d(fit):
     assert ev["locr2"] > 0.97
 
 
+@pytest.mark.slow
 def test_offsets_between_environments_do_not_change_the_decoder(fit):
     """A per-environment offset in measurement space (a lab's calibration, outside
     the span of the mixing matrix) leaves the fit and ``mixing_`` unchanged: the
@@ -95,6 +97,7 @@ def test_transform_reproduces_latents_and_inverse(fit):
         model.transform(np.full((2, 6), np.nan))
 
 
+@pytest.mark.slow
 def test_fit_with_environment_labels_matches_list_input(fit):
     sim = simulate(3, 3, 600, random_state=4)
     X, labels = sim.stacked()
@@ -107,6 +110,7 @@ def test_fit_with_environment_labels_matches_list_input(fit):
     np.testing.assert_allclose(L, np.vstack(a.latents_))
 
 
+@pytest.mark.slow
 def test_graph_invariant_to_rescaling_columns_and_data(fit):
     sim = simulate(4, 4, 1500, n_features=6, random_state=7)
     base = fit(sim.X, sim.params["n_latent"])
@@ -141,6 +145,7 @@ def test_pruning_invariant_to_rescaling_features_and_noises():
     )
 
 
+@pytest.mark.slow
 def test_same_random_state_is_reproducible(fit):
     sim = simulate(4, 4, 500, random_state=8)
     a, b = fit(sim.X, sim.params["n_latent"]), fit(sim.X, sim.params["n_latent"])
@@ -180,6 +185,7 @@ def test_population_steps_two_and_three_are_exact():
         assert np.all(np.abs(mix[outside, i]) < 1e-8 * np.abs(mix[:, i]).max())
 
 
+@pytest.mark.slow
 def test_hsic_scorer_runs_and_agrees_on_easy_case(fit):
     sim = simulate(3, 3, 400, random_state=0)
     a = fit(sim.X, sim.params["n_latent"])

@@ -128,6 +128,7 @@ def test_descent_finds_the_root_direction_a_single_environment_misses():
     assert all("descended_scores" in s for s in with_descent.steps[:-1])
 
 
+@pytest.mark.slow
 def test_canonical_directions_keep_noises_and_ignore_earlier_components():
     _, X_red = _reduced(3, 6, 1000)
     with warnings.catch_warnings():
@@ -156,6 +157,7 @@ def test_canonical_directions_keep_noises_and_ignore_earlier_components():
     np.testing.assert_allclose(np.diag(coef), 1.0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_ordering_returns_canonical_directions_by_default():
     _, X_red = _reduced(3, 5, 800)
     with warnings.catch_warnings():

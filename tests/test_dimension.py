@@ -31,6 +31,7 @@ def test_chooses_d_with_noise_and_p_greater_than_d():
     assert "n_latent = 3" in sel.summary()
 
 
+@pytest.mark.slow
 def test_p_equal_d_keeps_every_direction():
     sim = simulate(5, 5, 500, measurement_noise=0.1, random_state=2)
     sel = select_n_latent(sim.X)
@@ -130,6 +131,7 @@ def test_pooled_spectrum_is_scale_free_when_standardised():
     assert pooled_spectrum(sim.X).sum() == pytest.approx(4.0)
 
 
+@pytest.mark.slow
 def test_n_latent_evidence_statuses():
     sim = simulate(3, 3, 500, n_features=9, measurement_noise=0.1, random_state=1)
     assert n_latent_evidence(sim.X, 2)["status"] == "too_few"
@@ -145,6 +147,7 @@ def test_n_latent_evidence_statuses():
     assert n_latent_evidence(simulate(2, 2, 300, random_state=0).X, 1)["status"] == "untestable"
 
 
+@pytest.mark.slow
 def test_n_latent_evidence_on_a_column_subset_without_a_p_by_p_matrix():
     """Many columns: the tests run on a seeded subset and memory stays far below p x p."""
     import tracemalloc
@@ -168,6 +171,7 @@ def test_n_latent_evidence_on_a_column_subset_without_a_p_by_p_matrix():
     assert a == n_latent_evidence(sim.X, 3, random_state=5)
 
 
+@pytest.mark.slow
 def test_select_n_latent_on_wide_data_tests_a_column_subset():
     """p >> 60: the tests use a seeded subset of 60 columns; all 4000 would be
     wrong (the chi-square approximation fails when the columns approach the
@@ -195,6 +199,7 @@ def test_select_n_latent_on_wide_data_tests_a_column_subset():
     assert a.n_columns_tested == a.n_columns == 40 and a.tests == b.tests
 
 
+@pytest.mark.slow
 def test_select_n_latent_reads_dask_arrays_through_dask():
     da = pytest.importorskip("dask.array")
     sim = simulate(3, 3, 500, n_features=80, measurement_noise=0.1, random_state=1)
@@ -216,6 +221,7 @@ def test_n_latent_evidence_many_rows_matches_the_exact_correlations():
         factor_lr_test(mats, [x.shape[0] for x in sim.X], 3)[2], rel=1e-8)
 
 
+@pytest.mark.slow
 def test_n_latent_evidence_reads_dask_arrays_through_dask():
     da = pytest.importorskip("dask.array")
     sim = simulate(3, 3, 500, n_features=80, measurement_noise=0.1, random_state=1)
@@ -303,7 +309,9 @@ def test_select_with_more_columns_than_per_environment_tests_reach(seed):
 
 
 @pytest.mark.parametrize("d, noise, off", [(3, 0.1, 1), (3, 0.1, -1), (4, 0.1, 1),
-                                           (4, 0.0, -1), (5, 0.1, -1), (5, 0.0, 1)])
+                                           (4, 0.0, -1),
+                                           pytest.param(5, 0.1, -1, marks=pytest.mark.slow),
+                                           (5, 0.0, 1)])
 def test_n_latent_off_by_one_is_found_at_p_d_plus_2(d, noise, off):
     sim = simulate(d, d, 1000, n_features=d + 2, measurement_noise=noise, random_state=1)
     status = n_latent_evidence(sim.X, d + off)["status"]
@@ -311,6 +319,7 @@ def test_n_latent_off_by_one_is_found_at_p_d_plus_2(d, noise, off):
     assert n_latent_evidence(sim.X, d)["status"] in ("consistent", "untestable")
 
 
+@pytest.mark.slow
 def test_shared_subspace_test_is_calibrated_at_the_truth():
     """Under the model the statistic is about its degrees of freedom, not far above."""
     from creator_plugin.dimension import _common_unit_covariances, shared_subspace_lr_test

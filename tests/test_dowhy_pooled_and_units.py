@@ -131,6 +131,7 @@ def test_relative_rejects_bad_values(shifted):
         intervene_observations(shifted, {"L1": relative(1)}, environment=9, n_samples=10)
 
 
+@pytest.mark.slow
 def test_observations_carry_measurement_names(fit):
     sim = simulate(n_latent=3, n_environments=4, n_samples=600, n_features=4, random_state=0)
     model = fit(sim.X, 3)

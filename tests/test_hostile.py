@@ -58,6 +58,7 @@ def test_very_unequal_sample_sizes(fit_recording):
     assert ev["locr2"] > 0.9
 
 
+@pytest.mark.slow
 def test_p_much_larger_than_d_with_measurement_noise(fit_recording):
     sim = simulate(3, 4, 1000, n_features=200, measurement_noise=0.1, random_state=0)
     model, caught = fit_recording(sim.X, 3)
@@ -67,6 +68,7 @@ def test_p_much_larger_than_d_with_measurement_noise(fit_recording):
     assert not any("unrelated" in str(w.message) for w in caught)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gaussian_noise_warns_weak_evidence(seed, fit_recording):
     sim = simulate(4, 4, 1000, noise_shape=2.0, random_state=seed)
@@ -76,6 +78,7 @@ def test_gaussian_noise_warns_weak_evidence(seed, fit_recording):
     assert model.adjacency_matrix_.shape == (4, 4)  # the fit still returns
 
 
+@pytest.mark.slow
 def test_non_gaussian_noise_does_not_warn(fit_recording):
     for seed in range(6):
         sim = simulate(5, 5, 1000, random_state=seed)

@@ -11,6 +11,7 @@ from creator_plugin import CREATOR, simulate
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
+@pytest.mark.slow
 def test_casestudy_without_the_extra_is_one_line(tmp_path):
     code = (
         "import sys\n"

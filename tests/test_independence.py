@@ -22,7 +22,8 @@ def pairs():
     return x, indep, dep
 
 
-@pytest.mark.parametrize("stat", [hsic_gaussian, hsic_rff])
+@pytest.mark.parametrize("stat", [pytest.param(hsic_gaussian, marks=pytest.mark.slow),
+                                  hsic_rff])
 def test_independent_near_zero_dependent_clearly_positive(pairs, stat):
     x, indep, dep = pairs
     s_ind = stat(x, indep)
@@ -32,7 +33,8 @@ def test_independent_near_zero_dependent_clearly_positive(pairs, stat):
     assert s_dep > 0.005
 
 
-@pytest.mark.parametrize("stat", [hsic_gaussian, hsic_rff])
+@pytest.mark.parametrize("stat", [pytest.param(hsic_gaussian, marks=pytest.mark.slow),
+                                  hsic_rff])
 def test_scale_invariance(pairs, stat):
     x, _, dep = pairs
     a = stat(x, dep)
@@ -55,6 +57,7 @@ def _mixed_sources(seed=0, n=4000):
     return R_list
 
 
+@pytest.mark.slow
 def test_scores_prefer_the_shared_source():
     R_list = _mixed_sources()
     ica = [ica_directions(R, 3, random_state=0)[0] for R in R_list]

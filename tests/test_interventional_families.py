@@ -76,6 +76,7 @@ def test_interventional_family_needs_an_interventional_environment():
         simulate_family("single_node")
 
 
+@pytest.mark.slow
 def test_bench_cli_runs_an_interventional_family(tmp_path):
     from creator_plugin.benchmark.cli import main
 

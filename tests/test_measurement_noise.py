@@ -122,6 +122,7 @@ def test_few_discarded_dimensions_fall_back_to_one_variance_per_environment():
                                * np.ones(5), rtol=0.15)
 
 
+@pytest.mark.slow
 def test_square_data_give_identical_fits():
     sim = simulate_family("paper", 4, 4, 500, random_state=3)
     with warnings.catch_warnings():
@@ -136,6 +137,7 @@ def test_square_data_give_identical_fits():
     assert estimate_measurement_noise(sim.X, X_red, red) is None
 
 
+@pytest.mark.slow
 def test_noisy_measurements_are_corrected_and_reported():
     sim = simulate_family("measured", 3, 3, 800, random_state=0)
     with warnings.catch_warnings():

@@ -26,6 +26,7 @@ def test_inputs_are_read_in_place_and_never_modified(fit):
     np.testing.assert_array_equal(sim.X[0], before[0])
 
 
+@pytest.mark.slow
 def test_other_dtypes_and_layouts_are_converted_without_touching_the_input(fit):
     sim = simulate(3, 3, 500, random_state=0)
     as_f32 = [x.astype(np.float32) for x in sim.X]
@@ -122,6 +123,7 @@ def test_noise_of_an_unfitted_model_is_an_error():
         CREATOR(3).noise_  # noqa: B018
 
 
+@pytest.mark.slow
 def test_memory_mapped_files_are_fitted_in_place(tmp_path, fit):
     """``np.load(..., mmap_mode="r")`` arrays are read in blocks, never loaded whole."""
     sim = simulate(3, 3, 2000, n_features=6, measurement_noise=0.05, random_state=0)

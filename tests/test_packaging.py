@@ -106,6 +106,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_wheel_module_is_reached_from_a_public_name_or_the_cli():
     modules = _wheel_modules()
     # the public names: the package, its adapters (whose submodules load on attribute access,

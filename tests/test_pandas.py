@@ -81,6 +81,7 @@ def test_get_feature_names_out(named):
         named.get_feature_names_out(COLS[::-1])
 
 
+@pytest.mark.slow
 def test_set_output_pandas(frames, sim, named, fit):
     model = copy.deepcopy(named).set_output(transform="pandas")
     Z = model.transform(frames[2])

@@ -35,6 +35,7 @@ def test_hsic_score_invariant_to_rescaling_and_permuting_measurements():
     assert not np.allclose(mixed, base, rtol=1e-3)
 
 
+@pytest.mark.slow
 def test_fit_invariant_to_rescaling_and_permuting_measurements():
     """Same choices, same graph; the latents agree up to FastICA's tolerance
     (its fixed start meets the rotated data from another side)."""
@@ -66,6 +67,7 @@ def test_paper_coefficients_fix_each_direction_by_its_reference_environment():
     assert not np.allclose(paper_coefficients(noises, entangled, [1, 1, 1]), B)
 
 
+@pytest.mark.slow
 def test_preset_runs_algorithm_1_literally():
     """Best raw HSIC candidate at every step, no polish; the disentanglement intersects
     the row spaces of the same raw B-hat the pruning tested (the paper's Algorithm 3)."""

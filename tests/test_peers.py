@@ -210,6 +210,7 @@ def _causal_learn_gin_case2():
     return (data - data.mean(axis=0)) / data.std(axis=0)
 
 
+@pytest.mark.slow
 def test_gin_by_variable_finds_the_three_clusters_of_causal_learns_case():
     pytest.importorskip("causallearn")
     from creator_plugin.benchmark.gin_corrected import gin_clusters_and_order

@@ -25,7 +25,8 @@ CASES = {"d3": (3, 4), "d11_k9": (11, 9), "d20": (20, 20)}
 
 
 @pytest.fixture(scope="module", params=[
-    "d3", "d11_k9", pytest.param("d20", marks=pytest.mark.slow)])
+    "d3", pytest.param("d11_k9", marks=pytest.mark.slow),
+    pytest.param("d20", marks=pytest.mark.slow)])
 def fitted(request):
     d, K = CASES[request.param]
     sim = simulate(d, K, 300, n_features=3 * d, weight_scale=0.5, random_state=1)

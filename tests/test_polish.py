@@ -76,6 +76,7 @@ def test_ordered_noises_are_the_stepwise_residuals():
             np.testing.assert_allclose(e[:, i], y - prev @ coef, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_polish_raises_the_contrast_and_keeps_orientation():
     _, X_red = _reduced(2)
     start = topological_ordering(X_red, random_state=2, polish=False).alphas
@@ -90,6 +91,7 @@ def test_polish_raises_the_contrast_and_keeps_orientation():
     assert np.all(cos > 0.9)
 
 
+@pytest.mark.slow
 def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluations(monkeypatch):
     # More rows than max_rows: a first stage on a row subsample, then BFGS on
     # every row from there with the first stage's curvature. At a tight

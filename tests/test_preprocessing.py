@@ -25,6 +25,7 @@ def base4(sim4, fit):
     return fit(sim4.X, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factor", [1e15, 1e-15])
 @pytest.mark.parametrize("column", [0, 3])
 def test_one_column_rescaled_by_1e15_gives_the_same_fit(sim4, base4, fit_recording, factor,
@@ -40,6 +41,7 @@ def test_one_column_rescaled_by_1e15_gives_the_same_fit(sim4, base4, fit_recordi
     assert not any("constant" in str(w.message) for w in caught)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factor", [1e200, 1e-200])
 def test_whole_data_at_extreme_scales_gives_the_same_fit(sim4, base4, fit, factor):
     model = fit([x * factor for x in sim4.X], 4)
@@ -63,6 +65,7 @@ def test_magnitudes_beyond_float64_precision_get_a_message_about_scale(sim4, fac
         CREATOR(4).fit(X)
 
 
+@pytest.mark.slow
 def test_constant_column_at_any_magnitude_is_dropped_and_tiny_variation_is_not(sim4, fit):
     big_constant = [np.column_stack([x, np.full(len(x), 3e8)]) for x in sim4.X]
     assert fit(big_constant, 4).diagnostics_["dropped_columns"] == [6]
@@ -73,6 +76,7 @@ def test_constant_column_at_any_magnitude_is_dropped_and_tiny_variation_is_not(s
     assert fit(tiny, 4).diagnostics_["dropped_columns"] == []
 
 
+@pytest.mark.slow
 def test_column_constant_in_some_environments_warns_and_is_ignored(fit, fit_recording):
     sim = simulate(4, 4, 1000, n_features=8, measurement_noise=0.05, random_state=0)
     X = [x.copy() for x in sim.X]
@@ -118,6 +122,7 @@ def test_r2_on_other_columns_equals_the_inverse_correlation_formula():
     assert r2[5] < 0.1 and r2[6] > 0.999 and r2[1] > 0.999
 
 
+@pytest.mark.slow
 def test_unrelated_column_found_when_p_exceeds_the_rows(fit_recording):
     """p > N: every column is an exact combination of the others in-sample; the
     check uses the share of each column's variance in the leading d components."""

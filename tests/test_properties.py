@@ -36,6 +36,7 @@ def _assert_same_up_to_labels(model, latents_in_base_order, base=BASE, min_corr=
                                   base.adjacency_matrix_)
 
 
+@pytest.mark.slow
 @PROPS
 @given(st.permutations(range(K)))
 def test_environment_order(perm):
@@ -46,6 +47,7 @@ def test_environment_order(perm):
     _assert_same_up_to_labels(model, back)
 
 
+@pytest.mark.slow
 @PROPS
 @given(st.integers(0, 2**31 - 1))
 def test_row_order_within_environments(seed):
@@ -62,6 +64,7 @@ def test_row_order_within_environments(seed):
     st.permutations(range(P)),
     st.lists(st.floats(-1e3, 1e3), min_size=P, max_size=P),
 )
+@pytest.mark.slow
 def test_column_rescaling_permutation_and_shift(scales, cols, shifts):
     X = [(x * np.asarray(scales) + np.asarray(shifts))[:, list(cols)] for x in SIM.X]
     model = _fit(X)

@@ -42,6 +42,7 @@ def test_clean_fit_has_no_issue():
     json.dumps(verdict.to_dict())  # plain Python, ready for diagnostics.json
 
 
+@pytest.mark.slow
 def test_gaussian_noise_is_flagged_not_identifiable():
     sim = simulate(3, 3, 1000, noise_shape=2.0, random_state=0)
     model = _fit(sim.X, 3)
@@ -270,6 +271,7 @@ def test_resampling_check_flags_a_wrong_fit_the_other_checks_miss(fit_recording)
         assert ("resamples give nearly the same graph" in verdict["summary"]) is not wrong
 
 
+@pytest.mark.slow
 def test_resampling_check_is_seeded_and_a_prefix_of_a_longer_run():
     from creator_plugin.stability import resample_stability
 

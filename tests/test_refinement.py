@@ -81,6 +81,7 @@ def test_distinct_best_skips_candidates_of_the_same_source():
     assert picked == [3, 2]  # 0 and 1 duplicate 3's source; only two distinct
 
 
+@pytest.mark.slow
 def test_n_refine_zero_keeps_the_raw_winner_and_default_records_refinement():
     sim = simulate(4, 4, 800, random_state=5)
     X_red, _ = reduce_environments(sim.X, 4)

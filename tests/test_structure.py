@@ -59,6 +59,7 @@ def test_fit_arrays_is_a_short_list_of_stages():
     assert len(inspect.signature(fit_arrays).parameters) <= 8
 
 
+@pytest.mark.slow
 def test_a_precomputed_ordering_gives_the_same_fit_and_is_checked():
     from creator_plugin import simulate
     from creator_plugin._fit import order_stage
@@ -145,6 +146,7 @@ def _import_graph():
     return graph
 
 
+@pytest.mark.slow
 def test_module_import_graph_has_no_cycle():
     import graphlib
 

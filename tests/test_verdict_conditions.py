@@ -32,6 +32,7 @@ def test_invariant_weights_are_flagged(seed):
     assert model.adjacency_matrix_.sum() < sim.adjacency.sum()
 
 
+@pytest.mark.slow
 def test_single_node_interventions_are_flagged():
     """An observational environment plus one per latent changing only that latent.
 
@@ -93,6 +94,7 @@ def _one_gaussian(seed, d=5):
     return [y @ sim.H.T for y in Y], Y, sim.adjacency
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [2040, 2099])
 def test_one_gaussian_noise_component_is_fitted_and_not_flagged(seed):
     """The model allows one Gaussian noise: the fit is right and the verdict raises nothing.

@@ -1,6 +1,7 @@
 """The accuracy-against-n study: its cells, table and figure."""
 
 import numpy as np
+import pytest
 
 from creator_plugin import simulate
 from creator_plugin.benchmark.baselines import METHODS
@@ -20,6 +21,7 @@ def _spy(X_list, n_latent, random_state):
 TABLE = {**METHODS, "broken": _broken, "spy": _spy}
 
 
+@pytest.mark.slow
 def test_n_curve_cells_table_and_figure(tmp_path):
     import pandas as pd
     from accuracy_vs_n import (
