@@ -105,10 +105,34 @@ def write_csv(frame, path, *, index: bool = True, float_format: str | None = Non
     Returns
     -------
     Path
+
+    Notes
+    -----
+    A text cell holding a carriage return makes every text cell quoted
+    (``csv.QUOTE_NONNUMERIC``), so that no reader takes it for a line break.
     """
     path = Path(path)
-    _map_frame(frame, neutralise).to_csv(path, index=index, float_format=float_format)
+    safe = _map_frame(frame, neutralise)
+    # The csv module quotes a cell holding "\n" but not one holding a lone "\r", which
+    # readers take for a line break: then every text cell is quoted.
+    quoting = csv.QUOTE_NONNUMERIC if _has_carriage_return(safe) else csv.QUOTE_MINIMAL
+    safe.to_csv(path, index=index, float_format=float_format, quoting=quoting)
     return path
+
+
+def _has_carriage_return(df) -> bool:
+    labels = [*df.columns.to_flat_index(), *df.index.to_flat_index(), *df.index.names]
+    texts = [v for col in range(df.shape[1]) if _is_text(df.iloc[:, col].dtype)
+             for v in df.iloc[:, col]]
+    return any("\r" in t for v in labels + texts for t in _texts_of(v))
+
+
+def _texts_of(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, tuple):
+        return [t for v in value for t in _texts_of(v)]
+    return []
 
 
 def read_csv(path, **kwargs):

@@ -115,7 +115,7 @@ def test_neutralise_is_safe_and_reversible(text, prefix):
 
 @settings(max_examples=20, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
-@given(labels=st.lists(st.text(alphabet="=+-@\t'ab1 ", min_size=1, max_size=6),
+@given(labels=st.lists(st.text(alphabet="=+-@\t\r\n'ab1 ", min_size=1, max_size=6),
                        min_size=1, max_size=5),
        values=st.lists(st.floats(allow_nan=False, allow_infinity=False, width=32),
                        min_size=5, max_size=5))

@@ -61,6 +61,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._csv import read_csv, write_csv
+
 __all__ = ["LEADERBOARD_COMMIT", "LEADERBOARD_SHA256", "LeaderboardData", "MIN_ROWS",
            "PUBLISHED_CHAIN", "SCORE_COLUMNS", "leaderboard_walkthrough",
            "load_open_llm_leaderboard", "published_pairs", "write_example_leaderboard"]
@@ -173,7 +175,7 @@ def load_open_llm_leaderboard(
     if not isinstance(group_by, str) or not group_by:
         raise ValueError(f"group_by must be 'shape' or a column name, got {group_by!r}.")
     try:
-        frame = pd.read_csv(path)
+        frame = read_csv(path)  # the package's reader: its own files read back as written
     except Exception as exc:  # pandas' parser errors have many types
         raise ValueError(f"path: cannot read {path} as CSV ({exc}).") from None
     key_columns = ["Architecture", "#Params (B)"] if group_by == _SHAPE else [group_by]
@@ -260,7 +262,7 @@ def write_example_leaderboard(path, *, n_rows: int = 120, random_state: int = 0)
     frame["Average ⬆️"] = frame[list(SCORE_COLUMNS)].mean(axis=1)
     frame["Type"] = "fine-tuned"
     path = Path(path)
-    frame.to_csv(path)
+    write_csv(frame, path)
     return path
 
 
