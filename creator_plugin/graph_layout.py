@@ -12,21 +12,23 @@ binary:
 4. the order within each layer minimises crossings (barycentre sweeps and
    adjacent transpositions, the best order seen is kept);
 5. horizontal positions minimise the squared horizontal run of every edge
-   segment (long edges weighted most, so they run straight) under the
-   minimum separations of a layer (one isotonic regression per layer);
-6. every edge leaves its tail from a port of its own on the side facing its
-   head and enters its head through a port of its own (ports ordered by
-   where the edges go, so edges of one node never cross at it); between two
-   layers an edge is a cubic curve with vertical ends, inside a layer it is
-   a vertical line through its dummy node. A layer gap grows with the
-   widest horizontal run in it, so no curve runs more than 2.5 points sideways per point down.
+   segment (long edges weighted most) under the minimum separations of a
+   layer (one isotonic regression per layer), then the dummy nodes of a
+   long edge move onto one vertical where their neighbours allow;
+6. every edge leaves its tail from a port of its own and enters its head
+   through a port of its own (ports ordered by where the edges go, so edges
+   of one node never cross at it); between two layers an edge is a cubic
+   curve with vertical ends, inside a layer a vertical line through its
+   dummy node. A gap between layers is high enough that no curve runs more
+   than MAX_SLOPE points sideways per point down, and that an edge crossing
+   another is at least CROSSING_ROOM long.
 
-Node boxes live only inside their layer's band and curves only in the gaps
-between bands, and within a band every line is at least the separation
-away from every box it does not join: no edge crosses a box it does not
-join, by construction. Everything is in points (1/72 inch); the text widths
-come from the advance widths of DejaVu Sans (matplotlib's bundled font), so
-the geometry is known without rendering.
+Node boxes lie inside their layer's band and curves in the gaps between
+bands; inside a band every line keeps the separation from every box it does
+not join: no edge crosses a box it does not join, by construction.
+Everything is in points (1/72 inch); the text widths come from the advance
+widths of DejaVu Sans (matplotlib's bundled font), so the geometry is known
+without rendering.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ _ADVANCE = (
     634, 278, 278, 579, 278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592,
     525, 636, 337, 636, 838,
 )
-_WIDE = 1000  # any other character: one em (the ellipsis is exactly that)
+_ELLIPSIS_ADVANCE = 1000
+_WIDE = 1200  # any other character (a glyph from a fallback font may be wider than an em)
 
 FONT_FAMILY = "DejaVu Sans"
 LINE_SPACING = 1.2  # matplotlib's default line spacing of a multi-line text
@@ -65,7 +68,10 @@ CROSSING_ROOM = 100.0  # least length of an edge crossing another, per crossing
 
 
 def text_width(text: str, font_size: float) -> float:
-    """Width in points of one line of ``text`` in DejaVu Sans (no kerning: an upper bound).
+    """Width in points of one line of ``text`` in DejaVu Sans, without kerning.
+
+    Characters outside printable ASCII other than "…" count 1.2 em (a
+    glyph drawn from a fallback font may be wider than an em).
 
     Parameters
     ----------
@@ -78,7 +84,8 @@ def text_width(text: str, font_size: float) -> float:
     -------
     float
     """
-    units = sum(_ADVANCE[o - 32] if 32 <= (o := ord(c)) <= 126 else _WIDE for c in text)
+    units = sum(_ADVANCE[o - 32] if 32 <= (o := ord(c)) <= 126
+                else (_ELLIPSIS_ADVANCE if c == ELLIPSIS else _WIDE) for c in text)
     return units * font_size / 1000.0
 
 
@@ -107,21 +114,31 @@ def shorten(text: str, width: float, font_size: float) -> str:
     return text[:k] + ELLIPSIS
 
 
-def _shorten_unique(texts: Sequence[str], width: float, font_size: float) -> dict[str, str]:
-    """Shortened form of every distinct text; two texts never share one (longer cuts then)."""
-    shown = {t: shorten(t, width, font_size) for t in dict.fromkeys(texts)}
+def _shorten_unique(widths: dict[str, float], font_size: float) -> dict[str, str]:
+    """Every text cut to its width; two texts never share a cut form (longer cuts then)."""
+    shown = {t: shorten(t, w, font_size) for t, w in widths.items()}
     while True:
         by_shown: dict[str, list[str]] = {}
         for t, s in shown.items():
             by_shown.setdefault(s, []).append(t)
-        clashes = [ts for ts in by_shown.values() if len(ts) > 1]
+        clashes = [t for ts in by_shown.values() if len(ts) > 1 for t in ts]
         if not clashes:
             return shown
-        for ts in clashes:
-            for t in ts:
-                s = shown[t]
-                k = len(s) - 1 if s.endswith(ELLIPSIS) and s != t else len(t)
-                shown[t] = t if k + 1 >= len(t) else t[:k + 1] + ELLIPSIS
+        for t in clashes:
+            k = len(shown[t]) if shown[t] != t else len(t)  # characters kept, plus one
+            shown[t] = t if k >= len(t) else t[:k] + ELLIPSIS
+
+
+def _common_cap(widths: list[float], room: float, least: float) -> float:
+    """The largest c with sum(min(w, c)) <= room (infinite if all fit), at least ``least``."""
+    if sum(widths) <= room:
+        return np.inf
+    rest, n = room, len(widths)
+    for i, w in enumerate(sorted(widths)):
+        if w * (n - i) > rest:
+            return max(rest / (n - i), least)
+        rest -= w
+    return np.inf
 
 
 @dataclass(frozen=True)
@@ -503,19 +520,21 @@ def layered_layout(
         raise ValueError(f"details has {len(details)} entries; names has {n}.")
     if not (font_size > 0 and max_text_width > 0):
         raise ValueError("font_size and max_text_width must be positive.")
-    shown_name = _shorten_unique(names, max_text_width, font_size)
-    legend = [(shown_name[s], s) for s in dict.fromkeys(names) if shown_name[s] != s]
-    lines = [[shown_name[s]] for s in names]
-    if details is not None:
-        flat = [str(t) for row in details for t in row]
-        longest = max((len(row) for row in details), default=1) or 1
-        share = (max_text_width - (longest - 1) * text_width(", ", font_size)) / longest
-        shown_detail = _shorten_unique(flat, max(share, 4 * font_size), font_size)
-        legend += [(shown_detail[t], t) for t in dict.fromkeys(flat)
-                   if shown_detail[t] != t and t not in shown_name]
-        for i, row in enumerate(details):
-            if len(row):
-                lines[i].append(", ".join(shown_detail[str(t)] for t in row))
+    # A name gets the width of its line; the names of a second line too wide for
+    # it are cut to one common width, the widest that lets the line fit.
+    widths = dict.fromkeys(names, float(max_text_width))
+    rows = [[str(t) for t in row] for row in details] if details is not None else []
+    for row in rows:
+        room = max_text_width - (len(row) - 1) * text_width(", ", font_size)
+        cap = _common_cap([text_width(t, font_size) for t in row], room, 4 * font_size)
+        for t in row:
+            widths[t] = min(widths.get(t, cap), cap)
+    shown = _shorten_unique(widths, font_size)
+    legend = [(shown[t], t) for t in widths if shown[t] != t]
+    lines = [[shown[s]] for s in names]
+    for i, row in enumerate(rows):
+        if row:
+            lines[i].append(", ".join(shown[t] for t in row))
     labels = ["\n".join(ls) for ls in lines]
 
     rank = _orientation(n, edge_list, order)

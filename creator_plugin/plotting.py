@@ -93,8 +93,9 @@ def plot_graph(
         Measurements named under each latent (0: the latent's name only).
     ax : matplotlib Axes, optional
         Where to draw the graph (default: a new figure sized so that one
-        unit of the graph is one point); the heatmap goes in an inset to
-        its right.
+        unit of the graph is one point; in a smaller axes the texts shrink
+        with the graph, as sized when called); the heatmap goes in an inset
+        to its right.
 
     Returns
     -------
@@ -148,7 +149,8 @@ def plot_graph(
     y_lo = -_PAD - legend_h
     box_h = lay.height + 2 * _PAD + legend_h
 
-    if ax is None:
+    own_figure = ax is None
+    if own_figure:
         label_w = max([text_width(r, _HEAT_FONT) for r in rows] + [20.0]) + 22.0
         tick_h = max(text_width(c, _HEAT_FONT) for c in columns) + 24.0
         heat_w = label_w + _HEAT_COL * len(columns) + 62.0
@@ -168,31 +170,37 @@ def plot_graph(
         fig.suptitle(title, fontsize=11, y=1 - 8.0 / fig_h, va="top")
     else:
         fig = ax.figure
-        hax = ax.inset_axes([1.08, 0.0, 0.35, 1.0])
-        cax = None
+        hax = ax.inset_axes([1.04, 0.12, 0.3, 0.78])
+        cax = ax.inset_axes([1.04, 0.0, 0.3, 0.025])
         ax.set_title(title, fontsize=10)
         ax.set_aspect("equal")
     ax.set_xlim(x_lo, x_lo + box_w)
     ax.set_ylim(y_lo, y_lo + box_h)
     ax.set_axis_off()
     ax.set_gid("latent graph")
-    _draw_layout(ax, lay, edges, strength, A)
+    # In a given axes one unit is less than a point when the graph is larger:
+    # texts and arrowheads shrink with it.
+    extent = ax.get_window_extent()
+    scale = 1.0 if own_figure else min(
+        1.0, extent.width * 72 / fig.dpi / box_w, extent.height * 72 / fig.dpi / box_h)
+    _draw_layout(ax, lay, edges, strength, A, scale)
     if legend:
         y = -_PAD - 4.0
-        ax.text(x_lo + _PAD, y, "Names cut with \u2026, in full:", fontsize=_LEGEND_FONT,
+        ax.text(x_lo + _PAD, y, "Names cut with \u2026, in full:", fontsize=_LEGEND_FONT * scale,
                 ha="left", va="top", fontweight="bold", gid="legend")
         for r, entry in enumerate(legend):
             c, k = divmod(r, n_rows)
             ax.text(x_lo + _PAD + c * col_w, y - (k + 1) * _LEGEND_LINE, entry,
-                    fontsize=_LEGEND_FONT, ha="left", va="top", gid="legend",
+                    fontsize=_LEGEND_FONT * scale, ha="left", va="top", gid="legend",
                     family=FONT_FAMILY)
-    _edge_heatmap(fig, hax, cax, table, rows, columns, bootstrap is not None)
+    _edge_heatmap(fig, hax, cax, table, rows, columns, bootstrap is not None,
+                  inset=not own_figure)
     fig.graph_layout = lay
     return fig
 
 
-def _draw_layout(ax, lay, edges, strength, A) -> None:
-    """Boxes, texts and edges of ``lay`` in data units of points."""
+def _draw_layout(ax, lay, edges, strength, A, scale: float = 1.0) -> None:
+    """Boxes, texts and edges of ``lay`` in data units of points (``scale`` points a unit)."""
     from matplotlib.patches import ArrowStyle, FancyArrowPatch, FancyBboxPatch
     from matplotlib.path import Path
 
@@ -201,25 +209,29 @@ def _draw_layout(ax, lay, edges, strength, A) -> None:
             (x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0,rounding_size=3",
             fc=_NODE_FC, ec=_NODE_EC, lw=0.8, zorder=3, gid=f"box {node}"))
         ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, ha="center", va="center",
-                fontsize=lay.font_size, family=FONT_FAMILY, linespacing=LINE_SPACING,
+                fontsize=lay.font_size * scale, family=FONT_FAMILY, linespacing=LINE_SPACING,
                 zorder=4, gid=f"node {node}")
     head = ArrowStyle("-|>", head_length=0.5, head_width=0.22)
     for (i, j), path in zip(edges, lay.paths):
         arrow = FancyArrowPatch(
-            path=Path(path), arrowstyle=head, mutation_scale=12,
-            lw=0.7 + 1.6 * strength[(i, j)], color=_EDGE, zorder=2,
+            path=Path(path), arrowstyle=head, mutation_scale=12 * scale,
+            lw=(0.7 + 1.6 * strength[(i, j)]) * scale, color=_EDGE, zorder=2,
             linestyle="-" if A[i, j] else "--", capstyle="butt", joinstyle="round")
         arrow.set_gid(f"edge {i}->{j}")
         ax.add_patch(arrow)
 
 
-def _edge_heatmap(fig, hax, cax, table, rows, columns, probability: bool) -> None:
-    """Edges x environments (or x probability) heatmap with labelled axes and a colour bar."""
+def _edge_heatmap(fig, hax, cax, table, rows, columns, probability: bool,
+                  inset: bool = False) -> None:
+    """Edges x environments (or x probability) heatmap with labelled axes and a colour bar.
+
+    ``inset``: beside a graph in a given axes, the edge names on the right,
+    the environments on top and a horizontal colour bar in ``cax`` below.
+    """
     if not rows:
         hax.set_axis_off()
         hax.text(0.5, 0.5, "no edges", ha="center", va="center", transform=hax.transAxes)
-        if cax is not None:
-            cax.set_axis_off()
+        cax.set_axis_off()
         return
     if probability:
         image = hax.imshow(table, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
@@ -229,16 +241,22 @@ def _edge_heatmap(fig, hax, cax, table, rows, columns, probability: bool) -> Non
         image = hax.imshow(table, cmap="RdBu_r", vmin=-top, vmax=top, aspect="auto")
         label = "SEM weight"
     hax.set_gid("edge heatmap")
-    hax.set_yticks(range(len(rows)), rows, fontsize=_HEAT_FONT)
-    hax.set_xticks(range(len(columns)), columns, fontsize=_HEAT_FONT, rotation=90)
+    font = _HEAT_FONT
+    if inset:  # rows as high as the axes allow
+        font = float(np.clip(0.8 * hax.get_window_extent().height * 72 / fig.dpi / len(rows),
+                             3.0, _HEAT_FONT))
+    hax.set_yticks(range(len(rows)), rows, fontsize=font)
+    hax.set_xticks(range(len(columns)), columns, fontsize=font, rotation=90)
     hax.set_xlabel("environment" if not probability else "", fontsize=8)
     hax.set_ylabel("edge", fontsize=8)
-    if cax is None:
-        fig.colorbar(image, ax=hax, label=label, shrink=0.8)
-    else:
-        bar = fig.colorbar(image, cax=cax)
-        bar.set_label(label, fontsize=8)
-        bar.ax.tick_params(labelsize=_HEAT_FONT)
+    if inset:
+        hax.yaxis.tick_right()
+        hax.yaxis.set_label_position("right")
+        hax.xaxis.tick_top()
+        hax.xaxis.set_label_position("top")
+    bar = fig.colorbar(image, cax=cax, orientation="horizontal" if inset else "vertical")
+    bar.set_label(label, fontsize=8)
+    bar.ax.tick_params(labelsize=_HEAT_FONT)
 
 
 def plot_loadings(

@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
 from creator_plugin import simulate  # noqa: E402
@@ -34,6 +35,7 @@ def test_zero_spread_method_keeps_a_marker_of_its_colour_at_its_value():
     plt.close(fig)
 
 
+@pytest.mark.slow  # two fits through the command line: a few seconds
 def test_bench_data_writes_the_box_plots(tmp_path):
     sim = simulate(3, 3, 200, random_state=5)
     names = [f"Y{i}" for i in range(3)]

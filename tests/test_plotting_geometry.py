@@ -142,7 +142,7 @@ def _measure(d, edges):
 GRAPHS = list(_graphs())
 
 
-@pytest.mark.parametrize("d", [3, 6, 11, 20])
+@pytest.mark.parametrize("d", [3, 6, 11, pytest.param(20, marks=pytest.mark.slow)])
 def test_edges_clear_boxes_and_each_other(d):
     for label, dd, edges in GRAPHS:
         if dd == d:
