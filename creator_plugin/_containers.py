@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
+from sklearn import get_config
 from sklearn.utils.validation import validate_data
 
 from ._validation import column_keys, column_names, name_difference, names_equal
@@ -112,8 +112,33 @@ def check_latent_names(estimator, L) -> None:
         )
 
 
+#: The containers ``set_output(transform=...)`` accepts.
+OUTPUTS = ("default", "pandas", "polars")
+
+
 def _dense_output(estimator) -> str:
-    return _get_output_config("transform", estimator)["dense"]
+    """The container asked for: the estimator's ``set_output``, else the global config."""
+    config = getattr(estimator, "_sklearn_output_config", {})
+    dense = config["transform"] if "transform" in config else get_config()["transform_output"]
+    if dense not in OUTPUTS:
+        raise ValueError(f"output config must be in {sorted(OUTPUTS)}, got {dense}")
+    return dense
+
+
+def _container(dense: str, values: np.ndarray, original, columns):
+    """``values`` as a pandas DataFrame (with ``original``'s index, when it has one) or a
+    polars DataFrame, with ``columns`` (as scikit-learn's ``set_output`` makes them)."""
+    if dense == "pandas":
+        import pandas as pd
+
+        index = original.index if isinstance(original, (pd.DataFrame, pd.Series)) else None
+        frame = pd.DataFrame(values, index=index, copy=False)
+        frame.columns = columns
+        return frame
+    import polars as pl
+
+    names = columns.tolist() if isinstance(columns, np.ndarray) else list(columns)
+    return pl.DataFrame(values, schema=names, orient="row")
 
 
 def wrap_observations(estimator, values: np.ndarray, original_input):
@@ -135,9 +160,7 @@ def wrap_observations(estimator, values: np.ndarray, original_input):
         names = pd.Index(keys)  # tuples make a MultiIndex, as they came
     elif names is None:
         names = np.asarray([f"x{i}" for i in range(values.shape[1])], dtype=object)
-    return ADAPTERS_MANAGER.adapters[dense].create_container(
-        values, original_input, columns=lambda: names
-    )
+    return _container(dense, values, original_input, names)
 
 
 def wrap_latent_list(estimator, latents: list[np.ndarray], X_list) -> list:
@@ -145,7 +168,5 @@ def wrap_latent_list(estimator, latents: list[np.ndarray], X_list) -> list:
     dense = _dense_output(estimator)
     if dense == "default":
         return latents
-    adapter = ADAPTERS_MANAGER.adapters[dense]
     names = estimator.get_feature_names_out()
-    return [adapter.create_container(L, x, columns=lambda: names)
-            for L, x in zip(latents, X_list)]
+    return [_container(dense, L, x, names) for L, x in zip(latents, X_list)]

@@ -12,12 +12,8 @@ import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from sklearn.utils._param_validation import Interval as _SklearnInterval
-from sklearn.utils._param_validation import (
-    InvalidParameterError,
-    validate_parameter_constraints,
-)
 
+from ._params import Interval, InvalidParameterError, validate_parameters
 from ._passes import is_dask
 
 __all__ = [
@@ -39,17 +35,6 @@ __all__ = [
     "physical_memory_bytes",
     "split_environment_column",
 ]
-
-
-class Interval(_SklearnInterval):
-    """scikit-learn's ``Interval`` constraint, but a boolean never satisfies it.
-
-    ``True`` is an ``Integral`` to Python; as a count, an iteration limit or
-    a level it is a mistake, so it is rejected like any other wrong type.
-    """
-
-    def is_satisfied_by(self, val) -> bool:
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
 def min_samples_per_environment(n_latent: int) -> int:
@@ -656,7 +641,7 @@ def _check_sizes(X_list: list, n_latent: int, env_name: str, env_ids: list) -> N
 
 
 def check_options(name: str, options, constraints: dict[str, list], owner: str) -> dict:
-    """Validate a dict of options against scikit-learn parameter constraints.
+    """Validate a dict of options against parameter constraints (:mod:`._params`).
 
     Parameters
     ----------
@@ -665,7 +650,7 @@ def check_options(name: str, options, constraints: dict[str, list], owner: str) 
     options : dict or None
     constraints : dict
         Allowed keys and their constraints
-        (``sklearn.utils._param_validation`` style).
+        (:mod:`creator_plugin._params` style).
     owner : str
         Who takes the options, for the messages (e.g. ``"CREATOR"``).
 
@@ -693,7 +678,7 @@ def check_options(name: str, options, constraints: dict[str, list], owner: str) 
             f"The {name!r} parameter of {owner} has unknown keys {unknown}; allowed keys: "
             f"{allowed}."
         )
-    validate_parameter_constraints(constraints, dict(options), caller_name=f"{owner} {name}")
+    validate_parameters(constraints, dict(options), caller_name=f"{owner} {name}")
     return dict(options)
 
 

@@ -7,7 +7,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._config import FitConfig
@@ -19,6 +18,7 @@ from ._containers import (
     wrap_observations,
 )
 from ._fit import fit_arrays
+from ._params import Options, validate_parameters
 from ._passes import is_dask
 from ._random import as_generator
 from ._validation import (
@@ -42,7 +42,7 @@ __all__ = ["CREATOR", "FitQualityWarning", "IdentifiabilityWarning", "WeakEviden
 _ICA_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="neither")],
-    "fun": [StrOptions({"logcosh", "exp", "cube"})],
+    "fun": [Options({"logcosh", "exp", "cube"})],
 }
 
 
@@ -450,21 +450,21 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "n_latent": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "scorer": [StrOptions(set(SCORERS))],
+        "n_latent": [Interval(Integral, 1, None, closed="left"), Options({"auto"})],
+        "scorer": [Options(set(SCORERS))],
         "n_refine": [Interval(Integral, 0, None, closed="left")],
         "refine_min_sources": [Interval(Integral, 2, None, closed="left")],
         "polish": ["boolean"],
-        "disentangle": [StrOptions({"auto", "subspace", "likelihood", "evidence"})],
-        "pruning": [StrOptions(set(PRUNING_RULES))],
-        "revise_graph": [StrOptions({"auto"}), "boolean"],
-        "order_branches": [StrOptions({"auto"}), Interval(Integral, 0, None, closed="left")],
-        "search_graph": [StrOptions({"auto"}), "boolean"],
-        "prune_threshold": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "disentangle": [Options({"auto", "subspace", "likelihood", "evidence"})],
+        "pruning": [Options(set(PRUNING_RULES))],
+        "revise_graph": [Options({"auto"}), "boolean"],
+        "order_branches": [Options({"auto"}), Interval(Integral, 0, None, closed="left")],
+        "search_graph": [Options({"auto"}), "boolean"],
+        "prune_threshold": [Interval(Real, 0, None, closed="left"), Options({"auto"})],
         "standardize": ["boolean"],
         "ica_options": [dict, None],
         "scorer_options": [dict, None],
-        "measurement_noise": [StrOptions({"auto"}), None],
+        "measurement_noise": [Options({"auto"}), None],
         "weak_evidence_level": [Interval(Real, 0, 1, closed="both")],
         "quality": ["boolean"],
         "quality_resamples": [Interval(Integral, 0, None, closed="left")],
@@ -516,6 +516,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.quality = quality
         self.quality_resamples = quality_resamples
         self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        """Check every parameter against ``_parameter_constraints`` (a message naming it)."""
+        validate_parameters(self._parameter_constraints, self.get_params(deep=False),
+                            type(self).__name__)
 
     @classmethod
     def paper(cls, n_latent: int, *, tau: float = 1.0, random_state=None) -> CREATOR:

@@ -39,7 +39,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ._validation import Interval
+from ._params import Interval
 
 __all__ = [
     "SCORERS",
@@ -273,7 +273,7 @@ SCORERS = {
 }
 
 #: Options of every scorer (keys of the estimator's ``scorer_options``) with
-#: scikit-learn parameter constraints.
+#: parameter constraints (:mod:`creator_plugin._params`).
 SCORER_OPTIONS: dict[str, dict[str, list]] = {
     "ica_consistency": {},
     "hsic": {},

@@ -184,51 +184,17 @@ def reduce_environments(
         scale = np.full(unit.shape, unit.max())
     scale[ignored] = np.inf
 
-    p, d = unit.size, n_latent
-    eps_rel = max(n_total, p) * np.finfo(float).eps
-    if any(is_dask(x) for x in X_list) and p > min(n_total, DASK_EXACT_MAX_FEATURES):
-        n_comp = min(n_total, p, max(N_LEADING_EIGENVALUES, 2 * d))
-        # A spawned child stream: the caller's generator is not advanced, so the
-        # later steps draw the same numbers as for NumPy input.
-        child = as_generator(random_state).spawn(1)[0]
-        s, vt = randomized_pca(X_list, moments.means, scale, n_comp, draw_seed(child))
-        eigvals = s**2 / n_total
-        _check_rank(eigvals, d, eps_rel if rank_tol is None else rank_tol, partly)
-        loadings = vt[:d].T
-        factor = None
-    elif p <= n_total:
-        factor = pooled_r_factor(X_list, moments.means, scale)
-        _, s, vt = np.linalg.svd(factor)
-        eigvals = s**2 / n_total
-        _check_rank(eigvals, d, eps_rel**2 if rank_tol is None else rank_tol, partly)
-        loadings = vt[:d].T
-    else:
-        eigvals, left = np.linalg.eigh(pooled_gram(X_list, moments.means, scale))
-        eigvals, left = np.maximum(eigvals[::-1], 0.0), left[:, ::-1]
-        _check_rank(eigvals, d, eps_rel if rank_tol is None else rank_tol, partly)
-        loadings = project_gram_loadings(
-            X_list, moments.means, scale, left[:, :d] / np.sqrt(eigvals[:d])
-        )
-        eigvals = eigvals / n_total
-        factor = None
+    d = n_latent
+    eigvals, loadings, factor, vt = _pooled_spectrum(X_list, moments, scale, d, rank_tol,
+                                                     partly, random_state)
     # Deterministic signs: largest-magnitude loading positive (as sklearn's svd_flip).
     signs = np.sign(loadings[np.argmax(np.abs(loadings), axis=0), np.arange(d)])
     loadings = loadings * signs
     projection = loadings / np.sqrt(eigvals[:d])
 
     X_red = project(X_list, moments.means, projection / scale[:, None])
-    for k, xr in enumerate(X_red):
-        ev = np.linalg.eigvalsh(xr.T @ xr)
-        if ev[0] <= 1e-12 * ev[-1]:
-            raise ValueError(
-                f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
-                "subspace: some latent direction does not vary in that environment, or "
-                "the environments' scales differ by so many orders of magnitude that "
-                f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
-                f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
-                + _dominant_row_note(X_red)
-            )
-    keep = np.setdiff1d(np.arange(p), ignored)
+    _check_environment_ranks(X_red, n_latent)
+    keep = np.setdiff1d(np.arange(unit.size), ignored)
     if keep.size <= d:
         unrelated = np.array([], dtype=int)
     elif factor is not None and standardize:
@@ -247,6 +213,59 @@ def reduce_environments(
         pooled_relative_sd * unit,
     )
     return X_red, reduction
+
+
+def _pooled_spectrum(X_list: list, moments, scale: np.ndarray, d: int, rank_tol, partly,
+                     random_state):
+    """The pooled spectrum of the scaled, environment-centred data and its leading loadings.
+
+    A randomised SVD for dask input with many columns, the SVD of the pooled
+    triangular factor when ``p <= N``, the Gram matrix's eigendecomposition
+    otherwise; the rank is checked against the factorisation's precision.
+    Returns the eigenvalues (per row), the ``(p, d)`` loadings, the factor
+    (None unless it was formed) and its right singular vectors.
+    """
+    p = scale.size
+    n_total = int(moments.n_rows.sum())
+    eps_rel = max(n_total, p) * np.finfo(float).eps
+    vt = None
+    if any(is_dask(x) for x in X_list) and p > min(n_total, DASK_EXACT_MAX_FEATURES):
+        n_comp = min(n_total, p, max(N_LEADING_EIGENVALUES, 2 * d))
+        # A spawned child stream: the caller's generator is not advanced, so the
+        # later steps draw the same numbers as for NumPy input.
+        child = as_generator(random_state).spawn(1)[0]
+        s, vt = randomized_pca(X_list, moments.means, scale, n_comp, draw_seed(child))
+        eigvals = s**2 / n_total
+        _check_rank(eigvals, d, eps_rel if rank_tol is None else rank_tol, partly)
+        return eigvals, vt[:d].T, None, vt
+    if p <= n_total:
+        factor = pooled_r_factor(X_list, moments.means, scale)
+        _, s, vt = np.linalg.svd(factor)
+        eigvals = s**2 / n_total
+        _check_rank(eigvals, d, eps_rel**2 if rank_tol is None else rank_tol, partly)
+        return eigvals, vt[:d].T, factor, vt
+    eigvals, left = np.linalg.eigh(pooled_gram(X_list, moments.means, scale))
+    eigvals, left = np.maximum(eigvals[::-1], 0.0), left[:, ::-1]
+    _check_rank(eigvals, d, eps_rel if rank_tol is None else rank_tol, partly)
+    loadings = project_gram_loadings(
+        X_list, moments.means, scale, left[:, :d] / np.sqrt(eigvals[:d])
+    )
+    return eigvals / n_total, loadings, None, vt
+
+
+def _check_environment_ranks(X_red: list[np.ndarray], n_latent: int) -> None:
+    """A ``ValueError`` naming the first environment whose reduced data are rank deficient."""
+    for k, xr in enumerate(X_red):
+        ev = np.linalg.eigvalsh(xr.T @ xr)
+        if ev[0] <= 1e-12 * ev[-1]:
+            raise ValueError(
+                f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
+                "subspace: some latent direction does not vary in that environment, or "
+                "the environments' scales differ by so many orders of magnitude that "
+                f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
+                f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
+                + _dominant_row_note(X_red)
+            )
 
 
 def _check_magnitudes(magnitude: np.ndarray) -> None:

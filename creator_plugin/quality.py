@@ -825,30 +825,27 @@ def assess_fit(
 
     Issues raised (see :data:`ISSUE_KINDS`):
 
-    * ``"not_identifiable"``: :func:`gaussianity_test` does not reject
-      Gaussian data at level ``alpha``;
-    * ``"no_heterogeneity"``: :func:`homogeneity_test` does not reject
-      equal covariances at level ``alpha``;
+    * ``"not_identifiable"``, ``"no_heterogeneity"``: :func:`gaussianity_test`
+      or :func:`homogeneity_test` does not reject at level ``alpha``;
     * ``"unreliable_order"``: the calibrated disagreement of
-      :func:`ica_agreement` reaches ``disagreement_level``, an
-      environment's latent correlation matrix has a condition number of
-      ``condition_level`` or more (:func:`latent_conditioning`), or an
-      ordering step's best ICA-consistency score exceeds
-      ``weak_evidence_level`` per environment;
+      :func:`ica_agreement` reaches ``disagreement_level``, an environment's
+      latent correlation matrix has a condition number of ``condition_level``
+      or more (:func:`latent_conditioning`), or an ordering step's best
+      ICA-consistency score exceeds ``weak_evidence_level`` per environment;
     * ``"weak_effects"``: the environments differ and the latents are
       dependent, but the strongest kept edge's pruning statistic is below
       ``weak_effects_level`` times the pruning level, or no edge is kept
       (:func:`effect_strength`; only when ``pruning`` is given);
     * ``"n_latent_mismatch"``: :func:`creator_plugin.dimension.n_latent_evidence`
-      says ``n_latent`` (the latents' width) leaves out signal or includes
-      noise (only when ``X`` is given);
+      says ``n_latent`` leaves out signal or includes noise (``X`` given);
     * ``"unstable_result"``: refits on bootstrap resamples change, on
       average, ``instability_level`` or more edges per latent
-      (:func:`creator_plugin.stability.resample_stability`; only when
-      ``stability`` is given, as ``CREATOR(quality_resamples=B)`` does).
+      (:func:`creator_plugin.stability.resample_stability`; ``stability`` given).
 
-    The two levels of the order check and ``instability_level`` were tuned
-    on simulated data set aside for choosing them (docs/results/verdict.md).
+    The order check's levels and ``instability_level`` were tuned on
+    simulated data set aside for it (docs/results/verdict.md); the fit also
+    reads which environments intervene on which latents
+    (``"interventional_regime"``, :mod:`creator_plugin.regime`).
 
     Parameters
     ----------
@@ -867,23 +864,22 @@ def assess_fit(
     alpha : float, default=0.01
         Level of the Gaussianity, homogeneity and factor-model tests.
     disagreement_level, condition_level : float or None, default=None
-        Levels of the order check; None takes :func:`order_levels` of the
-        latents' number (5.5 and 1e6 up to five latents, growing beyond).
+        Levels of the order check; None: :func:`order_levels` of d.
     weak_evidence_level : float, default=0.1
         Level of the order check's ordering steps.
     weak_effects_level : float, default=2.0
-        Level of the effect-strength check, as a multiple of the pruning
-        level.
+        Level of the effect-strength check, a multiple of the pruning level.
     stability : dict, optional
         The result of :func:`creator_plugin.stability.resample_stability`
         for this fit.
     instability_level : float, default=0.5
-        Level of the resampling check (edges changed per latent, on average
-        over the resamples).
+        Level of the resampling check (edges changed per latent, on average).
+    mean_shift_level : float, default=0.25
+        Share of the latents' variance between the environments' means at
+        which the ``"mean_shifts_ignored"`` issue is raised.
     n_simulations : int or None, default=None
-        Simulated Gaussian data sets of the Gaussianity check; None takes
-        :func:`reference_size` of the number of environments and ``alpha``
-        (19 from five environments on, 49 for two or three).
+        Simulated Gaussian data sets of the Gaussianity check; None:
+        :func:`reference_size` (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
 
@@ -915,6 +911,58 @@ def assess_fit(
             "identified. Collect data whose noise is non-Gaussian, or do not interpret "
             "the graph.")))
     moments = _latent_moments(latents)  # one pass over the rows for three checks
+    issues += _heterogeneity_issues(latents, checks, moments, pruning, alpha,
+                                    weak_effects_level, rng)
+    issues += _mean_shift_issues(latents, checks, moments, mean_shift_level)
+    issues += _order_issues(latents, checks, moments, ordering_steps, disagreement_level,
+                            condition_level, weak_evidence_level, rng)
+    if X is not None:
+        issues += _n_latent_issues(X, d, checks, alpha, rng)
+    if stability is not None:
+        issues += _stability_issues(stability, checks, instability_level)
+    issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
+    verdict = Verdict(issues, checks)
+    verdict.summary = _summary(verdict)
+    return verdict
+
+
+def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) -> list[Issue]:
+    """:func:`assess_fit`'s check of the variance between the environments' means."""
+    shift = checks["mean_shifts"] = mean_shift_share(latents, moments=moments)
+    if shift["share"] < mean_shift_level:
+        return []
+    return [Issue("mean_shifts_ignored", (
+        f"{100 * shift['share']:.0f}% of the latent features' variance lies in "
+        "differences between the environments' means, which CREATOR discards (it centres "
+        "every environment and reads the graph from how covariances change). If the "
+        "environments are interventions that shift means, use a method that models them, "
+        "such as causal-learn's CD-NOD (causallearn.search.ConstraintBased.CDNOD)."))]
+
+
+def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
+                   d: int) -> list[Issue]:
+    """:func:`assess_fit`'s reading of which environments intervene on which latents
+    (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
+    (``doubted``) or whose mechanisms take few forms."""
+    mech = checks.get("mechanisms")
+    if mech is None or not (gaussian or doubted or (mech["few_regimes"]
+                                                    and not mech["independent_latents"])):
+        return []
+    from .regime import interventional_regime, regime_message
+
+    regime = interventional_regime(moments, gaussian=gaussian)
+    if regime is None:
+        return []
+    text, regime["methods"] = regime_message(regime, d)
+    checks["regime"] = regime
+    return [Issue("interventional_regime", text)]
+
+
+def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
+                          weak_effects_level: float, rng) -> list[Issue]:
+    """:func:`assess_fit`'s checks of the environments' differences and of the effects' sizes."""
+    K = len(latents)
+    issues = []
     het = checks["heterogeneity"] = homogeneity_test(latents, random_state=rng)
     if het["p_value"] > alpha:
         issues.append(Issue("no_heterogeneity", (
@@ -953,14 +1001,14 @@ def assess_fit(
                     "size of the level, so which edges are kept is decided by estimation error "
                     "and weaker edges are likely missing. Run creator_plugin.bootstrap, or "
                     "refit with a lower prune_threshold and compare the graphs.")))
-    shift = checks["mean_shifts"] = mean_shift_share(latents, moments=moments)
-    if shift["share"] >= mean_shift_level:
-        issues.append(Issue("mean_shifts_ignored", (
-            f"{100 * shift['share']:.0f}% of the latent features' variance lies in "
-            "differences between the environments' means, which CREATOR discards (it centres "
-            "every environment and reads the graph from how covariances change). If the "
-            "environments are interventions that shift means, use a method that models them, "
-            "such as causal-learn's CD-NOD (causallearn.search.ConstraintBased.CDNOD).")))
+    return issues
+
+
+def _order_issues(latents, checks: dict, moments, ordering_steps, disagreement_level: float,
+                  condition_level: float, weak_evidence_level: float, rng) -> list[Issue]:
+    """:func:`assess_fit`'s checks of the order: ICA agreement, conditioning, weak steps."""
+    K = len(latents)
+    issues = []
     agree = checks["ica_agreement"] = ica_agreement(latents, random_state=rng)
     cond = checks["conditioning"] = latent_conditioning(latents, moments=moments)
     weak = []
@@ -987,52 +1035,48 @@ def assess_fit(
         issues.append(Issue("unreliable_order", (
             f"At ordering steps {weak} no candidate is a consistent independent source "
             "across environments.")))
-    if X is not None:
-        ev = checks["n_latent"] = n_latent_evidence(X, d, alpha=alpha, random_state=rng)
-        if ev["status"] == "too_few":
-            basis = (
-                f"the {d}-factor model is rejected (p = {ev['p_value']:.2g})"
-                if ev["p_value"] is not None
-                else f"every testable factor model is rejected, so all {ev['rank']} "
-                     "directions carry signal"
-            )
-            issues.append(Issue("n_latent_mismatch", (
-                f"n_latent={d} leaves out signal: {basis}. Try n_latent='auto' or "
-                "creator_plugin.select_n_latent.")))
-        elif ev["status"] == "too_many":
-            basis = (
-                f"{ev['fewer']} factors already fit the data (p = {ev['p_value_fewer']:.2g})"
-                if ev["fewer"] is not None else f"the data have rank {ev['rank']}"
-            )
-            issues.append(Issue("n_latent_mismatch", (
-                f"n_latent={d} includes components indistinguishable from noise: {basis}. "
-                "Try n_latent='auto' or creator_plugin.select_n_latent.")))
-    if stability is not None:
-        checks["stability"] = stability
-        n_done = len(stability["differences"])
-        if not n_done or stability["instability"] >= instability_level:
-            found = (f"on average {np.mean(stability['differences']):.1f} edges change "
-                     f"({stability['instability']:.2f} per latent >= {instability_level:g})"
-                     if n_done else "every refit failed")
-            issues.append(Issue("unstable_result", (
-                f"Refitted on {stability['n_resamples']} bootstrap resamples of the rows, the "
-                f"graph does not hold: {found}. The order or some features rest on a near-tie; "
-                "run creator_plugin.bootstrap and report only edges with high probability.")))
-    mech = checks.get("mechanisms")
-    gaussian = gauss["p_value"] > alpha
-    if mech is not None and (gaussian or issues or (mech["few_regimes"]
-                                                    and not mech["independent_latents"])):
-        # which environments intervene on which latents (creator_plugin.regime)
-        from .regime import interventional_regime, regime_message
+    return issues
 
-        regime = interventional_regime(moments, gaussian=gaussian)
-        if regime is not None:
-            text, regime["methods"] = regime_message(regime, d)
-            checks["regime"] = regime
-            issues.append(Issue("interventional_regime", text))
-    verdict = Verdict(issues, checks)
-    verdict.summary = _summary(verdict)
-    return verdict
+
+def _n_latent_issues(X, d: int, checks: dict, alpha: float, rng) -> list[Issue]:
+    """:func:`assess_fit`'s check of ``n_latent`` against the data's factor structure."""
+    issues = []
+    ev = checks["n_latent"] = n_latent_evidence(X, d, alpha=alpha, random_state=rng)
+    if ev["status"] == "too_few":
+        basis = (
+            f"the {d}-factor model is rejected (p = {ev['p_value']:.2g})"
+            if ev["p_value"] is not None
+            else f"every testable factor model is rejected, so all {ev['rank']} "
+                 "directions carry signal"
+        )
+        issues.append(Issue("n_latent_mismatch", (
+            f"n_latent={d} leaves out signal: {basis}. Try n_latent='auto' or "
+            "creator_plugin.select_n_latent.")))
+    elif ev["status"] == "too_many":
+        basis = (
+            f"{ev['fewer']} factors already fit the data (p = {ev['p_value_fewer']:.2g})"
+            if ev["fewer"] is not None else f"the data have rank {ev['rank']}"
+        )
+        issues.append(Issue("n_latent_mismatch", (
+            f"n_latent={d} includes components indistinguishable from noise: {basis}. "
+            "Try n_latent='auto' or creator_plugin.select_n_latent.")))
+    return issues
+
+
+def _stability_issues(stability: dict, checks: dict, instability_level: float) -> list[Issue]:
+    """:func:`assess_fit`'s check of the refits on resamples."""
+    issues = []
+    checks["stability"] = stability
+    n_done = len(stability["differences"])
+    if not n_done or stability["instability"] >= instability_level:
+        found = (f"on average {np.mean(stability['differences']):.1f} edges change "
+                 f"({stability['instability']:.2f} per latent >= {instability_level:g})"
+                 if n_done else "every refit failed")
+        issues.append(Issue("unstable_result", (
+            f"Refitted on {stability['n_resamples']} bootstrap resamples of the rows, the "
+            f"graph does not hold: {found}. The order or some features rest on a near-tie; "
+            "run creator_plugin.bootstrap and report only edges with high probability.")))
+    return issues
 
 
 def _summary(verdict: Verdict) -> str:
