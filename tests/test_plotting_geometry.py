@@ -188,3 +188,19 @@ def test_cycles_and_both_directions_are_drawn():
 def test_bad_input_is_named(bad, match):
     with pytest.raises(ValueError, match=match):
         layered_layout(**bad)
+
+
+def test_the_measures_see_a_crossing_and_a_near_miss():
+    """The distances the checks above rely on, on paths whose answer is known."""
+    box = np.array([[0.0, 0.0, 10.0, 10.0]])
+    through = np.array([[-5.0, 5.0], [15.0, 5.0]])  # crosses, no vertex inside
+    beside = np.array([[12.0, -5.0], [12.0, 15.0]])  # 2 points right of the box
+    corner = np.array([[13.0, 14.0], [20.0, 14.0]])  # 5 from the corner (10, 10)
+    assert _polyline_box_distances(through, box)[0] == 0.0
+    assert _polyline_box_distances(beside, box)[0] == pytest.approx(2.0)
+    assert _polyline_box_distances(corner, box)[0] == pytest.approx(5.0)
+    line = np.array([[0.0, 0.0], [100.0, 0.0]])
+    assert _point_polyline_distance(np.array([[50.0, 3.5], [120.0, 0.0]]), line) == \
+        pytest.approx([3.5, 20.0])
+    samples = _resample(line)
+    assert len(samples) >= 50 and np.allclose(np.diff(samples[:, 0]).max(), 1.0, atol=0.02)
