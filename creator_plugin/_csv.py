@@ -22,7 +22,8 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["FORMULA_PREFIXES", "UserError", "neutralise", "read_csv", "restore", "write_csv"]
+__all__ = ["FORMULA_PREFIXES", "UserError", "neutralise", "read_csv", "restore", "write_csv",
+           "written_by_creator"]
 
 #: First characters that make a spreadsheet read a text cell as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -135,11 +136,39 @@ def _texts_of(value) -> list[str]:
     return []
 
 
+def written_by_creator(path) -> bool:
+    """Whether ``path`` is a file creator wrote: listed, unchanged, in its directory's marker.
+
+    Only such a file has its text cells' leading ``'`` stripped on reading:
+    in any other file a leading ``'`` is part of the text (stripping it there
+    could make two labels one).
+    """
+    import hashlib
+    import json
+
+    path = Path(path)
+    try:
+        marker = json.loads((path.parent / ".creator-output.json").read_text(encoding="utf-8"))
+        listed = marker["files"][path.name] if marker.get("tool") == "creator-plugin" else None
+        return isinstance(listed, str) and hashlib.sha256(path.read_bytes()).hexdigest() == listed
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return False
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
 def read_csv(path, **kwargs):
-    """:func:`pandas.read_csv`, with the prefix of :func:`write_csv` stripped from text cells."""
+    """:func:`pandas.read_csv`; in a file creator wrote, text cells as they were given to it.
+
+    The leading ``'`` of :func:`write_csv` is stripped from the text cells of
+    a file :func:`written_by_creator`; other files are read verbatim.
+    """
     import pandas as pd
 
-    return _map_frame(pd.read_csv(path, **kwargs), restore)
+    frame = pd.read_csv(path, **kwargs)
+    return _map_frame(frame, restore) if written_by_creator(path) else frame
 
 
 class UserError(Exception):
@@ -153,6 +182,7 @@ def read_table(args: argparse.Namespace):
     path = Path(args.data)
     if not path.is_file():
         raise UserError(f"DATA file {path} does not exist or is not a file.")
+    unquote = restore if written_by_creator(path) else _unchanged
     try:
         with open(path, "rb") as fh:
             head = fh.read(8192)
@@ -160,7 +190,7 @@ def read_table(args: argparse.Namespace):
         if b"\0" in head and "\0" in head.decode(args.encoding, errors="replace")[:-2]:
             raise UserError(f"{path} is a binary file, not a CSV text file.")
         with open(path, encoding=args.encoding, newline="") as fh:
-            header = [restore(c) for c in next(csv.reader(fh), [])]
+            header = [unquote(c) for c in next(csv.reader(fh), [])]
         duplicated = sorted({c for c in header if c and header.count(c) > 1})
         if duplicated:
             raise UserError(f"{path} has duplicated column names {duplicated}; every column "
@@ -189,7 +219,7 @@ def read_table(args: argparse.Namespace):
         position = list(df.columns).index(args.env_column)
         labels = pd.read_csv(path, encoding=args.encoding, usecols=[position],
                              dtype=str, keep_default_na=False, na_filter=False)
-        df[args.env_column] = labels.iloc[:, 0].map(restore).replace("", None).to_numpy()
+        df[args.env_column] = labels.iloc[:, 0].map(unquote).replace("", None).to_numpy()
     return _select_columns(df, args, path)
 
 

@@ -21,8 +21,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from creator_plugin import simulate
-from creator_plugin._csv import FORMULA_PREFIXES, neutralise, read_csv, restore, write_csv
+from creator_plugin._csv import (
+    FORMULA_PREFIXES,
+    neutralise,
+    read_csv,
+    restore,
+    write_csv,
+    written_by_creator,
+)
 from creator_plugin.cli import main
+from creator_plugin.output_dir import OutputDir
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -93,14 +101,46 @@ def test_creator_reads_its_own_outputs_back(fitted_output, capsys):
     assert list(loadings.index) == HOSTILE_NAMES
 
 
+def _written(directory: Path, frame, name="t.csv", **kw) -> Path:
+    """``frame`` written as creator writes an output (a directory with its marker)."""
+    with OutputDir(directory).write({}) as tmp:
+        write_csv(frame, tmp / name, **kw)
+    return directory / name
+
+
 def test_numbers_are_never_changed(tmp_path):
     df = pd.DataFrame({"x": [-1.5, 2.0, -0.0], "label": ["-1.5", "=A1", "ok"], "n": [-3, 4, 5]})
-    write_csv(df, tmp_path / "t.csv", index=False)
-    rows = list(csv.reader(open(tmp_path / "t.csv", newline="")))
+    path = _written(tmp_path / "out", df, index=False)
+    rows = list(csv.reader(open(path, newline="")))
     assert rows[1] == ["-1.5", "'-1.5", "-3"]
     assert rows[2] == ["2.0", "'=A1", "4"]
-    back = read_csv(tmp_path / "t.csv")
-    pd.testing.assert_frame_equal(back, df)
+    pd.testing.assert_frame_equal(read_csv(path), df)
+
+
+def test_only_files_creator_wrote_lose_the_prefix(tmp_path, capsys):
+    df = pd.DataFrame({"label": ["'-1", "-1", "'=x"]})
+    path = _written(tmp_path / "out", df, index=False)
+    assert written_by_creator(path)
+    assert list(read_csv(path)["label"]) == ["'-1", "-1", "'=x"]
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(path.read_bytes())  # elsewhere, or edited: read as it is
+    assert not written_by_creator(copy)
+    assert list(read_csv(copy)["label"]) == ["''-1", "'-1", "''=x"]
+    with open(path, "a") as fh:
+        fh.write("'-2\n")
+    assert not written_by_creator(path)
+
+
+def test_labels_of_a_users_file_are_never_merged(tmp_path, capsys):
+    sim = simulate(2, 2, 150, n_features=3, random_state=0)
+    X, env = sim.stacked()
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["lab"] = np.array(["-1", "'-1"], dtype=object)[env]
+    df.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["fit", str(tmp_path / "d.csv"), "--env-column", "lab", "--n-latent", "2",
+                 "--out", str(tmp_path / "o")]) == 0
+    diag = json.loads((tmp_path / "o" / "diagnostics.json").read_text())
+    assert sorted(diag["environment_labels"]) == ["'-1", "-1"]
 
 
 @QUICK
@@ -120,10 +160,9 @@ def test_neutralise_is_safe_and_reversible(text, prefix):
        values=st.lists(st.floats(allow_nan=False, allow_infinity=False, width=32),
                        min_size=5, max_size=5))
 def test_frames_round_trip_and_no_cell_is_a_formula(tmp_path_factory, labels, values):
-    path = tmp_path_factory.mktemp("rt") / "t.csv"
     df = pd.DataFrame({"label": (labels * 5)[:5], "value": values})
     df.index = pd.Index([f"r{i}" for i in range(5)], name="=row")
-    write_csv(df, path)
+    path = _written(tmp_path_factory.mktemp("rt") / "out", df)
     assert not [c for c in _cells(path) if _is_formula(c)]
     back = read_csv(path, index_col=0, keep_default_na=False, dtype={"label": str})
     assert list(back["label"]) == list(df["label"]) and back.index.name == "=row"
