@@ -55,6 +55,6 @@ def main(path: str | None, resamples: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", help="data/open_llm_leaderboard.csv")
-    parser.add_argument("--resamples", type=int, default=20)
+    parser.add_argument("--resamples", type=int, default=10)
     args = parser.parse_args()
     main(args.csv, args.resamples)
