@@ -1328,6 +1328,20 @@ def summarise(rows: list[dict]) -> dict:
             "classes": per_class}
 
 
+def _commit() -> str | None:
+    """The commit of the package that ran, with ``+changes`` when its tree had any."""
+    root = PACKAGE_DIRS[0].parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "creator_plugin",
+                                "adapters"], cwd=root, capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+changes" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="directory for rows.jsonl and summary.json")
@@ -1345,7 +1359,7 @@ def main(argv: list[str] | None = None) -> int:
                     "command": "OMP_NUM_THREADS=1 python benchmarks/hostile_attack.py "
                                f"--seed {args.seed}" + (f" --sample {args.sample}"
                                                          if args.sample else ""),
-                    "version": creator_plugin.__version__})
+                    "version": creator_plugin.__version__, "commit": _commit()})
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         with open(args.out / "rows.jsonl", "w", encoding="utf-8") as fh:

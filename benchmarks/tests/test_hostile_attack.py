@@ -7,9 +7,8 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 import hostile_attack as attack
+import pytest
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "hostile"
 
@@ -34,20 +33,19 @@ def test_committed_rows_cover_every_class_and_show_no_failure(rows):
         assert s["inputs"] == per_class[cls]
 
 
-def test_committed_rows_are_those_of_the_script(rows):
+@pytest.fixture(scope="module")
+def cases():
     world = attack.World(54)
-    try:
-        expected = [(c.cls, c.name) for c in attack.all_cases(world)]
-    finally:
-        shutil.rmtree(world.root, ignore_errors=True)
-    assert [(r["class"], r["case"]) for r in rows] == expected
+    yield attack.all_cases(world)
+    shutil.rmtree(world.root, ignore_errors=True)
 
 
-def test_a_sample_of_the_attack_holds():
-    world = attack.World(54)
-    try:
-        rows = attack.run_cases(attack.sample(attack.all_cases(world), 1))
-    finally:
-        shutil.rmtree(world.root, ignore_errors=True)
+def test_committed_rows_are_those_of_the_script(rows, cases):
+    assert [(r["class"], r["case"]) for r in rows] == [(c.cls, c.name) for c in cases]
+
+
+def test_a_sample_of_the_attack_holds(cases):
+    """One of the cheapest inputs of every class, run again on the code under test."""
+    rows = attack.run_cases(attack.sample(cases, 1))
     assert len(rows) == len(attack.CLASSES)
     assert [r for r in rows if not r["ok"]] == []
