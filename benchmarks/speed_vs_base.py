@@ -28,8 +28,9 @@ Usage::
 Without ``--base`` only this checkout is timed (a time-versus-d curve, say).
 ``--family NAME`` draws the data from a zoo family
 (:func:`creator_plugin.simulation.simulate_family`) instead of ``simulate``.
-``--params JSON`` fits this checkout with those parameters (the base keeps its
-defaults): what a change of defaults would cost before it is made.
+``--params JSON`` fits this checkout with those parameters, as ``set_params``
+keywords (``'{"refine__disentangle": false}'``; the base keeps its defaults):
+what a change of defaults would cost before it is made.
 """
 
 from __future__ import annotations
@@ -62,11 +63,11 @@ d, seed, repeats, warmup = int(data["d"]), int(data["seed"]), int(sys.argv[3]), 
 params = json.loads(sys.argv[5])
 X = [data[f"X{k}"] for k in range(int(data["K"]))]
 if warmup:
-    CREATOR(d, random_state=seed, **params).fit(X)
+    CREATOR(d, random_state=seed).set_params(**params).fit(X)
 wall, cpu = [], []
 for _ in range(repeats):
     w, c = time.perf_counter(), time.process_time()
-    est = CREATOR(d, random_state=seed, **params).fit(X)
+    est = CREATOR(d, random_state=seed).set_params(**params).fit(X)
     wall.append(time.perf_counter() - w)
     cpu.append(time.process_time() - c)
 np.savez(sys.argv[2], adjacency=est.adjacency_matrix_,

@@ -31,11 +31,12 @@ from pathlib import Path
 
 import numpy as np
 import row_files
-from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, current, fit_one
+from zoo import BAR_FAMILIES, RESULTS, TUNING_SEEDS, current, fit_one, params_key
 
 #: The knobs that matter most for accuracy (creator_plugin/estimator.py):
 #: the pruning level, the refinement of the ordering step's candidates, the polish.
-DEFAULT_GRID = {"prune_threshold": ["auto", 0.15, 0.25], "n_refine": [3, 0], "polish": [True]}
+DEFAULT_GRID = {"prune_threshold": ["auto", 0.15, 0.25], "ordering__n_reestimate": [3, 0],
+                "ordering__polish": [True]}
 
 
 def _key(row: dict) -> tuple:
@@ -91,8 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         for seed in seeds:
             for fam in families:
                 for cfg in configs:
-                    key = (args.simulator, fam, args.d, K, args.n, seed,
-                           json.dumps(cfg, sort_keys=True))
+                    key = (args.simulator, fam, args.d, K, args.n, seed, params_key(cfg))
                     if key in have:
                         continue
                     row = fit_one(args.simulator, fam, args.d, K, args.n, seed, cfg)
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|---|")
     results = []
     for cfg in configs:
-        key = json.dumps(cfg, sort_keys=True)
+        key = params_key(cfg)
         sub = [r for r in rows if r["params"] == key and r["simulator"] == args.simulator
                and r["family"] in families and r["seed"] in seeds and r["d"] == args.d
                and r["K"] == K and r["n"] == args.n]

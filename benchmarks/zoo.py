@@ -20,10 +20,13 @@ Usage::
     python benchmarks/zoo.py run --simulator independent --first-seed 10000 --seeds 50
     python benchmarks/zoo.py summary benchmarks/results/zoo/package_d5.jsonl
 
-Rows already in the output file (same family and seed, fitted with the same
-settings) are skipped, so an interrupted run resumes. Every row records, besides
-the ``--params`` given, the estimator's resolved settings (``CREATOR(d,
-**params).get_params()``, plus :data:`NUMERICS`): after a change of defaults
+``--params`` are ``set_params`` keywords (``'{"refine__revise_graph": false}'``;
+the earlier constructor's keywords, in which older rows and commands are
+written, are read too, :data:`EARLIER`). Rows already in the output file (same
+family and seed, fitted with the same settings) are skipped, so an interrupted
+run resumes. Every row records, besides the ``--params`` given, the
+estimator's resolved settings (its parameters, in the earlier keywords, plus
+:data:`NUMERICS`): after a change of defaults
 or of the fit's numerics, the same command fits again instead of skipping,
 and ``summary`` (and ``tune_defaults.py``) read only the rows of the current
 settings; rows of earlier settings stay in the file.
@@ -67,17 +70,94 @@ RESULTS = Path(__file__).resolve().parent / "results" / "zoo"
 NUMERICS = "2026-11-28d"
 
 
-def settings_of(d: int, params: dict | None = None) -> str:
-    """The resolved estimator settings of ``CREATOR(d, **params)``, as a JSON key.
+#: ``set_params`` names of the options' fields and the earlier constructor's keywords,
+#: in which the rows' ``params`` and ``settings`` keys are written (so that rows
+#: fitted before the options objects existed stay current: the fits are the same,
+#: ``tests/identity``). A value map turns the field's value into the keyword's.
+EARLIER = {
+    "ordering__n_reestimate": ("n_refine", None),
+    "ordering__reestimate_min_sources": ("refine_min_sources", None),
+    "ordering__polish": ("polish", None),
+    "ordering__weak_evidence_level": ("weak_evidence_level", None),
+    "refine__revise_graph": ("revise_graph", None),
+    "refine__order_branches": ("order_branches", None),
+    "refine__search_graph": ("search_graph", None),
+    "refine__measurement_noise": ("measurement_noise", {True: "auto", False: None}),
+    "refine__disentangle": ("disentangle", {True: "likelihood", False: "evidence",
+                                            "auto": "auto"}),
+}
 
-    ``random_state`` is left out (it is the row's seed).
+
+def current_params(params: dict | None) -> dict:
+    """``params`` (either spelling) as ``set_params`` keywords of the current estimator.
+
+    ``disentangle`` is read as the earlier keyword (``"evidence"``: without the
+    likelihood refinement, ``"likelihood"``: with it at any d), as the rows
+    written before the options objects use it.
     """
-    return _settings(d, json.dumps(params or {}, sort_keys=True))
+    out = {}
+    for key, value in (params or {}).items():
+        if key in EARLIER or (key in CREATOR(2).get_params() and key != "disentangle"):
+            out[key] = value
+            continue
+        for nested, (earlier, values) in EARLIER.items():
+            if earlier == key:
+                back = {v: k for k, v in (values or {}).items()}
+                if key == "disentangle" and value == "subspace":
+                    out["disentangle"] = "subspace"
+                elif key != "measurement_noise" or value is not None:
+                    out[nested] = back.get(value, value) if values else value
+                break
+        else:
+            raise ValueError(f"params: unknown key {key!r}")
+    return out
+
+
+def params_key(params: dict | None) -> str:
+    """The rows' ``params`` key of ``params`` (either spelling): earlier keywords, sorted JSON."""
+    out = {}
+    for key, value in current_params(params).items():
+        earlier, values = EARLIER.get(key, (key, None))
+        out[earlier] = values.get(value, value) if values else value
+    return json.dumps(out, sort_keys=True)
+
+
+def estimator(d: int, params: dict | None = None, **fixed) -> CREATOR:
+    """``CREATOR(d, **fixed)`` with ``params`` (either spelling) set."""
+    return CREATOR(d, **fixed).set_params(**current_params(params))
+
+
+def settings_of(d: int, params: dict | None = None) -> str:
+    """The resolved estimator settings of ``estimator(d, params)``, as a JSON key.
+
+    ``random_state`` is left out (it is the row's seed). The key is written
+    in the earlier constructor's keywords (:data:`EARLIER`).
+    """
+    return _settings(d, params_key(params))
+
+
+def _earlier_settings(est: CREATOR) -> dict:
+    """The parameters of ``est`` as the earlier constructor's ``get_params()`` gave them."""
+    resolved = est.get_params(deep=False)
+    resolved.pop("ordering"), resolved.pop("refine")
+    o, r = est.ordering_options, est.refine_options
+    ica = {k: v for k, v, default in (("max_iter", o.ica_max_iter, 400),
+                                      ("tol", o.ica_tol, 1e-5), ("fun", o.ica_fun, "logcosh"))
+           if v != default}
+    likelihood = {True: "likelihood", False: "evidence", "auto": "auto"}[r.disentangle]
+    resolved.update(
+        n_refine=o.n_reestimate, refine_min_sources=o.reestimate_min_sources, polish=o.polish,
+        weak_evidence_level=o.weak_evidence_level, ica_options=ica or None,
+        scorer_options=dict(o.scorer_options) or None, revise_graph=r.revise_graph,
+        order_branches=r.order_branches, search_graph=r.search_graph,
+        measurement_noise="auto" if r.measurement_noise else None,
+        disentangle="subspace" if resolved["disentangle"] == "subspace" else likelihood)
+    return resolved
 
 
 @functools.cache
-def _settings(d: int, params_key: str) -> str:
-    resolved = CREATOR(d, **json.loads(params_key)).get_params()
+def _settings(d: int, key: str) -> str:
+    resolved = _earlier_settings(estimator(d, json.loads(key)))
     resolved.pop("random_state", None)
     low, high = AUTO_BRANCH_LATENTS
     if resolved["order_branches"] == 0 or (
@@ -96,11 +176,12 @@ def _settings(d: int, params_key: str) -> str:
     return json.dumps(resolved, sort_keys=True, default=repr)
 
 
-def current(row: dict, params_key: str | None = None) -> bool:
+def current(row: dict, params_key_: str | None = None) -> bool:
     """True when ``row`` was fitted with the current settings (and these params, if given)."""
-    if params_key is not None and row["params"] != params_key:
+    if params_key_ is not None and params_key(json.loads(row["params"])) != params_key(
+            json.loads(params_key_)):
         return False
-    return row.get("settings") == _settings(row["d"], row["params"])
+    return row.get("settings") == _settings(row["d"], params_key(json.loads(row["params"])))
 
 
 def data_of(simulator: str, family: str, d: int, K: int, n: int, seed: int):
@@ -114,23 +195,22 @@ def data_of(simulator: str, family: str, d: int, K: int, n: int, seed: int):
 
 def fit_one(simulator: str, family: str, d: int, K: int, n: int, seed: int,
             params: dict | None = None) -> dict:
-    """Fit CREATOR(d, **params) to one data set and score it."""
+    """Fit ``estimator(d, params)`` to one data set and score it."""
     X, A, Y = data_of(simulator, family, d, K, n, seed)
     row = {"simulator": simulator, "family": family, "d": d, "K": K, "n": n, "seed": seed}
     return fit_scored(X, A, Y, row, params)
 
 
 def fit_scored(X, A, Y, row: dict, params: dict | None = None) -> dict:
-    """``row`` (with ``d`` and ``seed``) completed by CREATOR(d, **params)'s fit to ``X`` and
-    its score against the truth ``A``, ``Y``."""
+    """``row`` (with ``d`` and ``seed``) completed by ``estimator(d, params)``'s fit to ``X``
+    and its score against the truth ``A``, ``Y``."""
     d, seed = row["d"], row["seed"]
-    row = {**row, "params": json.dumps(params or {}, sort_keys=True),
-           "settings": settings_of(d, params)}
+    row = {**row, "params": params_key(params), "settings": settings_of(d, params)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
         try:
-            model = CREATOR(d, random_state=seed, **(params or {})).fit(X)
+            model = estimator(d, params, random_state=seed).fit(X)
         except Exception as exc:  # a crash is a result
             row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             return row
@@ -151,7 +231,7 @@ def run(args: argparse.Namespace) -> None:
     out = Path(args.out or RESULTS / f"{args.simulator}_d{args.d}.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     params = json.loads(args.params) if args.params else {}
-    key = json.dumps(params, sort_keys=True)
+    key = params_key(params)
     done = set()
     for r in row_files.read_jsonl(out) if row_files.exists(out) else []:
         if r["d"] == args.d and current(r, key):

@@ -17,6 +17,7 @@ from .bootstrap import BootstrapResult, bootstrap
 from .dimension import DimensionSelection, select_n_latent
 from .estimator import CREATOR, FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .interventional import simulate_multi_node, simulate_single_node
+from .options import OrderingOptions, RefineOptions
 from .simulation import Simulation, simulate, simulate_dask, simulate_family
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "DimensionSelection",
     "FitQualityWarning",
     "IdentifiabilityWarning",
+    "OrderingOptions",
+    "RefineOptions",
     "WeakEvidenceWarning",
     "Simulation",
     "simulate",

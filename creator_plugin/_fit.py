@@ -206,16 +206,18 @@ def order_stage(
     X_red, red = reduce_environments(
         X_list, config.n_latent, standardize=config.standardize, random_state=rng)
     noise = None
-    if config.measurement_noise == "auto" and not config.paper_mode:  # refine
+    if config.measurement_noise:  # refine
         noise = measurement_noise.estimate_measurement_noise(X_list, X_red, red)
     # The search overwrites X_red with its residuals and projects the data again afterwards.
     to_reduced = red.projection / red.scale[:, None]
     ica = config.ica_options
     order = topological_ordering(
         X_red, scorer=config.scorer, random_state=rng, ica_max_iter=ica["max_iter"],
-        ica_tol=ica["tol"], ica_fun=ica["fun"], scorer_options=dict(config.scorer_options),
-        n_refine=config.n_refine, refine_min_sources=config.refine_min_sources,
-        polish=config.polish and noise is None,
+        ica_tol=ica["tol"], ica_fun=ica["fun"],
+        scorer_options=dict(config.ordering.scorer_options),
+        n_reestimate=config.ordering.n_reestimate,
+        reestimate_min_sources=config.ordering.reestimate_min_sources,
+        polish=config.ordering.polish and noise is None,
         canonical=not config.paper_mode,
         measurement_basis=np.linalg.pinv(red.projection) if config.scorer == "hsic" else None,
         materialize=False,
@@ -223,7 +225,8 @@ def order_stage(
         step_choices=step_choices,
     )
     if noise is not None:  # refine
-        order = measurement_noise.corrected_ordering(order, X_red, noise, polish=config.polish)
+        order = measurement_noise.corrected_ordering(order, X_red, noise,
+                                                     polish=config.ordering.polish)
     for x in X_red:
         x.setflags(write=False)
     return OrderingStage(red, tuple(X_red), order, config.ordering_settings,
@@ -301,7 +304,7 @@ def _diagnostics(model: _Structure, config: FitConfig, threshold: float, red: Re
                  branches: dict | None, K: int) -> tuple[dict, list[FitWarning]]:
     """``diagnostics_`` of a fit without its verdict, and the warnings found so far."""
     order, graph = model.order, model.graph
-    weak_steps = (_weak_steps(order, K, config.weak_evidence_level)
+    weak_steps = (_weak_steps(order, K, config.ordering.weak_evidence_level)
                   if config.scorer == "ica_consistency" else [])
     found = (_environment_warnings(K, config.n_latent) + _reduction_warnings(red)
              + _structure_warnings(graph.adjacency, K)
@@ -368,8 +371,9 @@ def _structure(stage: OrderingStage, config: FitConfig, threshold: float, *,
                            paper_mode=config.paper_mode, coefficients=coefficients)
     moments = feature_moments(MappedArrays(X_red, [graph.alphas] * K))  # steps 2b, 3
     n_rows = np.array([x.shape[0] for x in X_red])
-    revises = revision.revises(config.revise_graph, pruning=config.pruning, n_environments=K)
-    searches = graph_search.searches(config.search_graph, n_latent=config.n_latent,
+    revises = revision.revises(config.refine.revise_graph, pruning=config.pruning,
+                               n_environments=K)
+    searches = graph_search.searches(config.refine.search_graph, n_latent=config.n_latent,
                                      n_environments=K, pruning=config.pruning)
     # the features' covariances, which only the refine steps read
     covariances = (likelihood.feature_covariances(X_red, stage.noise, graph.alphas, moments[1],
@@ -436,9 +440,9 @@ def _disentangle_stage(stage: OrderingStage, config: FitConfig, graph: PrunedGra
 
 def _refines(config: FitConfig, K: int) -> bool:
     """Whether step 3 refines the features by the likelihood of their graph."""
-    setting = {"auto": "auto", "likelihood": True}.get(config.disentangle, False)
     return not config.paper_mode and likelihood.refines(
-        setting, n_latent=config.n_latent, n_environments=K, pruning=config.pruning)
+        config.refine.disentangle, n_latent=config.n_latent, n_environments=K,
+        pruning=config.pruning, disentangle=config.disentangle)
 
 
 def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
@@ -452,8 +456,8 @@ def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
     once.
     """
     n_branches = order_branches.branches(
-        config.order_branches, n_latent=config.n_latent, n_environments=len(X_list),
-        reestimates=config.n_refine > 0)
+        config.refine.order_branches, n_latent=config.n_latent, n_environments=len(X_list),
+        reestimates=config.ordering.n_reestimate > 0)
     best = _structure(holder.pop(), config, threshold, score=n_branches > 0)
     if n_branches == 0:
         return best, None
@@ -490,7 +494,8 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         latents, X=X_list if config.check_n_latent else None,
         ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
         pruning=decisions if config.pruning == "residual" else None,
-        weak_evidence_level=config.weak_evidence_level, stability=stability, random_state=rng,
+        weak_evidence_level=config.ordering.weak_evidence_level, stability=stability,
+        random_state=rng,
         **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
            if config.quality_resamples else {}),
     )
@@ -509,8 +514,8 @@ def _ordering_warnings(order: OrderingResult, config: FitConfig, weak_steps) -> 
     if order.n_ica_not_converged:
         found.append(FitWarning(UserWarning, (
             f"{order.n_ica_not_converged} FastICA fits did not converge "
-            f"(max_iter={config.ica_options['max_iter']}); consider raising "
-            "ica_options['max_iter'].")))
+            f"(max_iter={config.ordering.ica_max_iter}); consider raising "
+            "ordering=OrderingOptions(ica_max_iter=...).")))
     if weak_steps:
         found.append(FitWarning(WeakEvidenceWarning, (
             f"Weak evidence for the causal order at steps {weak_steps}: the best candidate is "

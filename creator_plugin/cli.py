@@ -71,7 +71,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from . import CREATOR
+    from . import CREATOR, RefineOptions
     from .output_dir import OutputDir
     from .report import write_fit_report
 
@@ -83,11 +83,13 @@ def _fit(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            refine = RefineOptions(
+                revise_graph="auto" if args.revise_graph is None else args.revise_graph,
+                order_branches=args.order_branches,
+                search_graph="auto" if args.search_graph is None else args.search_graph)
             model = CREATOR(args.n_latent, quality_resamples=args.quality_resamples,
-                            revise_graph="auto" if args.revise_graph is None else args.revise_graph,
-                            order_branches=args.order_branches, random_state=args.seed,
-                            **({} if args.search_graph is None
-                               else {"search_graph": args.search_graph})).fit(
+                            refine="auto" if refine == RefineOptions() else refine,
+                            random_state=args.seed).fit(
                 feats, environments=env.to_numpy()
             )
     except (ValueError, TypeError) as exc:
@@ -268,7 +270,7 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--search-graph", action=argparse.BooleanOptionalAction, default=None,
                      help="after the disentanglement, flip the pruning decisions near the level "
                           "while the fitted features follow the graph better (default: the "
-                          "estimator's, see CREATOR's search_graph)")
+                          "estimator's, see RefineOptions(search_graph=...))")
     _add_table_arguments(fit)
     fit.add_argument("--plots", action="store_true",
                      help="also draw graph.png and loadings.png (needs creator-plugin[plots])")

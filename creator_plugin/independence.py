@@ -30,7 +30,7 @@ Scorers
     memory in n, invariant to orthogonal maps of the reduced coordinates.
 
 :data:`SCORER_OPTIONS` lists the options every scorer accepts (the
-estimator's ``scorer_options``), with their constraints.
+``OrderingOptions(scorer_options=...)``), with their constraints.
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ SCORERS = {
     "hsic_rff": hsic_rff_scores,
 }
 
-#: Options of every scorer (keys of the estimator's ``scorer_options``) with
+#: Options of every scorer (keys of ``OrderingOptions(scorer_options=...)``) with
 #: parameter constraints (:mod:`creator_plugin._params`).
 SCORER_OPTIONS: dict[str, dict[str, list]] = {
     "ica_consistency": {},

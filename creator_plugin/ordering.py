@@ -5,7 +5,7 @@ environment proposes candidate directions for the residuals of the data on
 the noises found so far (:func:`ica_directions`); the scorer
 (:mod:`creator_plugin.independence`) picks the candidate that is the most
 consistent source across environments; its noise is taken out of the
-residuals. With ``n_refine > 0`` the best candidates are re-estimated from
+residuals. With ``n_reestimate > 0`` the best candidates are re-estimated from
 all environments at once and, once the order is found, every direction is
 polished jointly (:mod:`creator_plugin.joint_ica`); the result is returned
 in a canonical form (:func:`canonical_directions`).
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: Rows per environment FastICA proposes candidate directions from when the
-#: refinement re-estimates them on every row (``n_refine > 0``).
+#: refinement re-estimates them on every row (``n_reestimate > 0``).
 ICA_MAX_ROWS = 100_000
 
 
@@ -312,8 +312,8 @@ def topological_ordering(
     ica_tol: float = 1e-5,
     ica_fun: str = "logcosh",
     scorer_options: dict | None = None,
-    n_refine: int = 3,
-    refine_min_sources: int = 4,
+    n_reestimate: int = 3,
+    reestimate_min_sources: int = 4,
     polish: bool = True,
     descend: bool = True,
     canonical: bool = True,
@@ -336,59 +336,42 @@ def topological_ordering(
         Passed to :class:`sklearn.decomposition.FastICA`.
     scorer_options : dict, optional
         Extra keyword arguments for the scorer.
-    n_refine : int, default=3
-        Re-estimate the ``n_refine`` best-scored candidates that extract
-        different sources from all environments jointly
-        (:func:`joint_direction`), score the re-estimated directions with
-        the same scorer and keep the best. With ``scorer="ica_consistency"``
-        and ``descend=True``, a re-estimate whose closest ICA source differs
-        from its start's in some environment and which scores worse than its
-        start is replaced by the start (:func:`keep_sources`; recorded as the
-        step's ``kept_starts``). ``0`` runs the paper's step unchanged (the
-        best raw candidate wins). With ``n_refine > 0`` the
-        candidates are only starts, so FastICA proposes them from at most
-        :data:`ICA_MAX_ROWS` evenly spaced rows per environment; scores,
-        refinement and polish use every row.
-    refine_min_sources : int, default=4
+    n_reestimate : int, default=3
+        Re-estimate the ``n_reestimate`` best-scored candidates that extract
+        different sources from all environments jointly (:func:`_reestimate`)
+        and keep the best re-estimate; ``0`` runs the paper's step unchanged
+        (the best raw candidate wins). With ``n_reestimate > 0`` FastICA proposes
+        the candidates from at most :data:`ICA_MAX_ROWS` evenly spaced rows
+        per environment; scores, re-estimation and polish use every row.
+    reestimate_min_sources : int, default=4
         Re-estimate jointly only at the first step and at steps with at
-        least this many sources left; at the other steps the best-scored
-        start (raw or descended candidate) is kept as it is. 2 re-estimates
-        at every step but the last (which has one source); with three or two
-        sources left that cost about a tenth of a d = 5 fit for no gain in
-        accuracy. The first step is always re-estimated: the directions
-        found there shape every later residual, and with ill-conditioned
-        data the starts alone leave enough of the first source in them to
-        spoil the next step's candidates.
+        least this many sources left; elsewhere the best-scored start is
+        kept as it is (with three or two sources left the re-estimation
+        cost about a tenth of a d = 5 fit for no gain in accuracy).
     polish : bool, default=True
         Once the order is found, re-estimate all directions jointly
         (:func:`polish_directions`) and recompute the noises from them. The
         order and the per-step diagnostics are not changed.
     descend : bool, default=True
-        With ``scorer="ica_consistency"`` and ``n_refine > 0``: before the
+        With ``scorer="ica_consistency"`` and ``n_reestimate > 0``: before the
         refinement, minimise the consistency score from every candidate
         (:func:`consistency_descent`) and choose the refinement's starts
         among the raw and the descended directions.
     canonical : bool, default=True
-        Return the directions in canonical form
-        (:func:`canonical_directions`); the noises are unchanged, the
-        entangled features and so the pruning's coefficients change.
+        Return the directions in canonical form (:func:`canonical_directions`;
+        the noises are unchanged, the entangled features are not).
     measurement_basis : ndarray (d, p), optional
         Map from the reduced coordinates back to the measurements, for the
-        ``"hsic"`` scorer (the paper scores residuals measurement by
-        measurement).
+        ``"hsic"`` scorer (which scores residuals measurement by measurement).
     materialize : bool, default=True
-        Return the noises and entangled features as arrays. With False only
-        their maps (``noise_maps``, ``alphas``) are returned, which the
-        caller applies to ``X_red`` when and where it has room (the fit does
-        so in place).
+        Return the noises and entangled features as arrays; with False only
+        their maps (``noise_maps``, ``alphas``), which the caller applies.
     reload : callable, optional
-        ``reload(k)`` returns ``X_red[k]`` afresh (the fit projects the data
-        again). When given, the list ``X_red`` and its arrays are the
-        search's work space: the arrays are overwritten with each step's
-        residuals (updated in place, so no second ``(n_k, d)`` array per
-        environment exists during the search) and the list's entries are
-        replaced by ``reload(k)`` afterwards. Only for callers that own
-        ``X_red``.
+        ``reload(k)`` returns ``X_red[k]`` afresh. When given, the list
+        ``X_red`` and its arrays are the search's work space (overwritten with
+        each step's residuals in place, so no second ``(n_k, d)`` array per
+        environment exists), its entries replaced by ``reload(k)`` afterwards.
+        Only for callers that own ``X_red``.
     step_choices : dict, optional
         ``{step: rank}``: at that step take the re-estimated direction whose
         score ranks ``rank`` (0 the best) instead of the best, when the step
@@ -412,7 +395,8 @@ def topological_ordering(
     settings = {
         "scorer": scorer, "ica": {"max_iter": ica_max_iter, "tol": ica_tol, "fun": ica_fun},
         "score_options": {"rng": rng, "basis": measurement_basis, **(scorer_options or {})},
-        "n_refine": n_refine, "refine_min_sources": refine_min_sources, "descend": descend,
+        "n_reestimate": n_reestimate, "reestimate_min_sources": reestimate_min_sources,
+        "descend": descend,
         "step_choices": step_choices or {}, "in_place": reload is not None,
     }
     steps = []
@@ -465,7 +449,7 @@ def _ordering_step(X_red: list[np.ndarray], grams: list[np.ndarray], maps: list[
     # polished on every row), so FastICA sees at most ICA_MAX_ROWS evenly
     # spaced rows (a view).
     for x, P in zip(X_red, residual_maps_used):
-        if settings["n_refine"] > 0:
+        if settings["n_reestimate"] > 0:
             x = x[:: -(-x.shape[0] // ICA_MAX_ROWS)]
         dirs, ok = ica_directions(
             x if P is None else x @ P, m, random_state=draw_seed(rng), **settings["ica"])
@@ -481,7 +465,7 @@ def _ordering_step(X_red: list[np.ndarray], grams: list[np.ndarray], maps: list[
     best = int(np.flatnonzero(scores <= scores.min() + 1e-9 * max(1.0, scores.min()))[0])
     alpha = candidates[:, best]
     refined = None
-    if settings["n_refine"] > 0 and m > 1:
+    if settings["n_reestimate"] > 0 and m > 1:
         best, alpha, refined = _reestimate(R_list, ica_dirs, candidates, scores,
                                            alphas[:, :i], i, settings)
     alphas[:, i] = alpha
@@ -512,15 +496,22 @@ def _ordering_step(X_red: list[np.ndarray], grams: list[np.ndarray], maps: list[
 def _reestimate(R_list: list[np.ndarray], ica_dirs: list[np.ndarray], candidates: np.ndarray,
                 scores: np.ndarray, found: np.ndarray, i: int,
                 settings: dict) -> tuple[int, np.ndarray, dict]:
-    """The re-estimation of step ``i`` (``n_refine > 0``): the chosen candidate, its
+    """The re-estimation of step ``i`` (``n_reestimate > 0``): the chosen candidate, its
     re-estimated direction and the step's refinement record.
 
     The pool of starts is the raw candidates and, with the consistency scorer
     and ``descend``, the minima of the consistency score reached from each of
-    them (index + K m); the ``n_refine`` best that extract different sources
-    are re-estimated from all environments jointly (:func:`joint_direction`,
-    at the first step and with at least ``refine_min_sources`` sources left)
-    and re-scored; the best (or ``step_choices[i]``'s rank) is kept.
+    them (:func:`consistency_descent`; index + K m); the ``n_reestimate`` best
+    that extract different sources are re-estimated from all environments
+    jointly (:func:`joint_direction`) and re-scored with the same scorer; the
+    best (or ``step_choices[i]``'s rank) is kept. With the consistency scorer
+    and ``descend``, a re-estimate whose closest ICA source differs from its
+    start's in some environment and which scores worse than its start is
+    replaced by the start (:func:`keep_sources`; the step's ``kept_starts``).
+    The first step is always re-estimated: the directions found there shape
+    every later residual, and with ill-conditioned data the starts alone
+    leave enough of the first source in them to spoil the next step's
+    candidates.
     """
     scorer, score_options = settings["scorer"], settings["score_options"]
     score_fn, descend = SCORERS[scorer], settings["descend"]
@@ -533,8 +524,8 @@ def _reestimate(R_list: list[np.ndarray], ica_dirs: list[np.ndarray], candidates
             R_list, ica_dirs, candidates, max_iter=DESCENT_MAX_ITER, tol=DESCENT_TOL)
         pool = np.hstack([candidates, descended])
         pool_scores = np.concatenate([scores, descended_scores])
-    starts = _distinct_best(R_list, pool, pool_scores, settings["n_refine"])
-    joint_steps = m >= settings["refine_min_sources"] or i == 0
+    starts = _distinct_best(R_list, pool, pool_scores, settings["n_reestimate"])
+    joint_steps = m >= settings["reestimate_min_sources"] or i == 0
     if joint_steps:
         stacked = stack_rows(R_list)
         joint = [joint_direction(R_list, pool[:, c], found, stacked=stacked)

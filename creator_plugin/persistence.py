@@ -22,15 +22,21 @@ from pathlib import Path
 
 import numpy as np
 
+from .options import OrderingOptions, RefineOptions, upgrade_parameters
+
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "save", "load"]
 
 #: Identifies a creator-plugin model file; stored in its metadata.
 FORMAT_NAME = "creator-plugin-model"
-#: Version of the layout; bumped when the layout changes incompatibly.
-FORMAT_VERSION = 1
+#: Version of the layout; bumped when the layout changes incompatibly. Version 2
+#: stores the options objects (``ordering``, ``refine``) as their fields; version 1
+#: files, with the earlier constructor's parameters, load in the current spelling
+#: (:func:`creator_plugin.options.upgrade_parameters`).
+FORMAT_VERSION = 2
 
 _META = "__metadata__"
 _ARRAY = "__ndarray__"
+_OPTIONS = "__options__"
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -154,7 +160,7 @@ def _encode_model(model) -> dict[str, np.ndarray]:
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "class": type(model).__name__,
-        "params": _encode(params, "params", arrays),
+        "params": _encode(_options_as_fields(params), "params", arrays),
         "attributes": {k: _encode(v, k, arrays) for k, v in fitted.items()},
         "output_config": _encode(getattr(model, "_sklearn_output_config", {}), "output", arrays),
     }
@@ -196,6 +202,27 @@ def _encode(value, where: str, arrays: dict):
         f"{where} is a {type(value).__name__}; the npz format stores arrays, numbers, "
         "strings, lists and dicts only (save(..., format='joblib') stores anything)."
     )
+
+
+def _options_as_fields(params: dict) -> dict:
+    """The parameters with every options object as ``{_OPTIONS: class name, **fields}``."""
+    return {k: {_OPTIONS: type(v).__name__, **v.to_dict()}
+            if isinstance(v, (OrderingOptions, RefineOptions)) else v
+            for k, v in params.items()}
+
+
+def _options_from_fields(params: dict) -> dict:
+    """The inverse of :func:`_options_as_fields` (an unknown class is a corrupt file)."""
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, dict) and _OPTIONS in v:
+            kind = {"OrderingOptions": OrderingOptions, "RefineOptions": RefineOptions}.get(
+                v[_OPTIONS])
+            if kind is None:
+                raise _Corrupt(f"its parameter {k!r} names an unknown options class")
+            v = kind(**{f: x for f, x in v.items() if f != _OPTIONS})
+        out[k] = v
+    return out
 
 
 def _decode(value, arrays):
@@ -253,7 +280,8 @@ def _load_npz(path: Path, cls):
                 if arr is None:
                     raise _Corrupt(f"the array {key!r} its metadata refer to is missing")
                 arrays[key] = arr
-        model = cls(**_decode(meta["params"], arrays))
+        params = upgrade_parameters(_options_from_fields(_decode(meta["params"], arrays)))
+        model = cls(**params)
         model._validate_params()
         for name, value in _decode(meta["attributes"], arrays).items():
             if not name.endswith("_") or name.startswith("_"):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin import CREATOR, OrderingOptions, metrics, simulate
 from creator_plugin.benchmark.baselines import METHODS, fit_creator, fit_creator_paper
 from creator_plugin.benchmark.cli import main
 from creator_plugin.benchmark.gin import cluster_scores, gin_structure
@@ -60,7 +60,7 @@ def test_methods_by_name_import_path_class_and_instance():
     assert table["CREATOR"] is METHODS["CREATOR"] and table["_with_info"] is _with_info
     assert table["creator_plugin.benchmark.baselines:fit_lingcrel"] is METHODS["LiNGCReL"]
     assert isinstance(table["creator_plugin:CREATOR"], EstimatorFit)
-    instance = resolve_methods([CREATOR(3, polish=False)], METHODS)
+    instance = resolve_methods([CREATOR(3, ordering=OrderingOptions(polish=False))], METHODS)
     assert list(instance) == ["CREATOR"] and isinstance(instance["CREATOR"], EstimatorFit)
 
 
@@ -68,7 +68,7 @@ def test_methods_by_name_import_path_class_and_instance():
 def test_estimator_class_and_instance_fit_like_the_builtin():
     sim = simulate(3, 3, 400, random_state=1)
     adj, lat, order = fit_creator(sim.X, 3, 7)
-    for est in (CREATOR, CREATOR(5, polish=True)):
+    for est in (CREATOR, CREATOR(5, ordering=OrderingOptions(polish=True))):
         a, latents, o = EstimatorFit(est)(sim.X, 3, 7)
         np.testing.assert_array_equal(a, adj)
         np.testing.assert_allclose(latents[1], lat[1])

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin import CREATOR, OrderingOptions, metrics, simulate
 from creator_plugin.bootstrap import bootstrap
 
 # The resampled fits' identifiability notices are not what these tests are about.
@@ -100,7 +100,7 @@ def fragile():
     return X
 
 
-FAST = {"n_refine": 0, "polish": False}
+FAST = {"ordering": OrderingOptions(n_reestimate=0, polish=False)}
 
 
 def test_failed_resamples_are_recorded_and_the_rest_kept(fragile):

@@ -357,28 +357,28 @@ def test_fit_revise_graph_reaches_the_estimator(csv_file, tmp_path):
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
     assert set(diag["graph_revision"]) == {"candidates", "flips", "scores", "margins",
                                            "n_scores", "stopped"}
-    assert CREATOR.load(tmp_path / "out" / "model.npz").revise_graph is True
+    assert CREATOR.load(tmp_path / "out" / "model.npz").refine_options.revise_graph is True
     assert main(_args(csv_file, tmp_path / "default")) == 0
     default = json.loads((tmp_path / "default" / "diagnostics.json").read_text())
     assert default["graph_revision"] is None  # three environments: "auto" does not revise
-    assert CREATOR.load(tmp_path / "default" / "model.npz").revise_graph == "auto"
+    assert CREATOR.load(tmp_path / "default" / "model.npz").refine_options.revise_graph == "auto"
     assert main(_args(csv_file, tmp_path / "plain", "--no-revise-graph")) == 0
     plain = json.loads((tmp_path / "plain" / "diagnostics.json").read_text())
     assert plain["graph_revision"] is None
-    assert CREATOR.load(tmp_path / "plain" / "model.npz").revise_graph is False
+    assert CREATOR.load(tmp_path / "plain" / "model.npz").refine_options.revise_graph is False
 
 
 def test_fit_search_graph_reaches_the_estimator(csv_file, tmp_path):
     assert main(_args(csv_file, tmp_path / "out", "--search-graph")) == 0
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
     assert set(diag["graph_search"]) == {"candidates", "flips", "scores", "n_scores", "stopped"}
-    assert CREATOR.load(tmp_path / "out" / "model.npz").search_graph is True
+    assert CREATOR.load(tmp_path / "out" / "model.npz").refine_options.search_graph is True
     assert main(_args(csv_file, tmp_path / "default")) == 0
     default = json.loads((tmp_path / "default" / "diagnostics.json").read_text())
     assert default["graph_search"] is None  # few latents: not even "auto" searches
-    assert CREATOR.load(tmp_path / "default" / "model.npz").search_graph == CREATOR(2).search_graph
+    assert CREATOR.load(tmp_path / "default" / "model.npz").refine_options.search_graph == "auto"
     assert main(_args(csv_file, tmp_path / "plain", "--no-search-graph")) == 0
-    assert CREATOR.load(tmp_path / "plain" / "model.npz").search_graph is False
+    assert CREATOR.load(tmp_path / "plain" / "model.npz").refine_options.search_graph is False
 
 
 def test_fit_order_branches_reaches_the_estimator(csv_file, tmp_path, capsys):
@@ -386,7 +386,7 @@ def test_fit_order_branches_reaches_the_estimator(csv_file, tmp_path, capsys):
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())
     assert set(diag["order_branches"]) == {"base_score", "branches", "chosen"}
     assert len(diag["order_branches"]["branches"]) <= 1
-    assert CREATOR.load(tmp_path / "out" / "model.npz").order_branches == 1
+    assert CREATOR.load(tmp_path / "out" / "model.npz").refine_options.order_branches == 1
     capsys.readouterr()
     for bad in ("-1", "two"):
         with pytest.raises(SystemExit) as exc:
@@ -397,7 +397,7 @@ def test_fit_order_branches_reaches_the_estimator(csv_file, tmp_path, capsys):
         assert not (tmp_path / "bad").exists()
     # the default is "auto" (no branches at this file's number of latents)
     assert main(_args(csv_file, tmp_path / "auto")) == 0
-    assert CREATOR.load(tmp_path / "auto" / "model.npz").order_branches == "auto"
+    assert CREATOR.load(tmp_path / "auto" / "model.npz").refine_options.order_branches == "auto"
 
 
 def test_fit_quality_resamples_reaches_the_verdict(csv_file, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin import CREATOR, RefineOptions, metrics, simulate
 from creator_plugin.disentangle import surrounded_sets
 from creator_plugin.refine.likelihood import (
     AUTO_LIKELIHOOD_LATENTS,
@@ -138,11 +138,18 @@ def test_the_subspace_start_is_kept_at_an_optimum():
     assert info["later_weight"] < 1e-6
 
 
+#: The disentanglements compared: the likelihood refinement (a refine step),
+#: the evidence-weighted intersection without it, and the paper's convention.
+MODES = {"likelihood": {"refine": RefineOptions(disentangle=True)},
+         "evidence": {"refine": RefineOptions(disentangle=False)},
+         "subspace": {"disentangle": "subspace"}}
+
+
 def _fit(seed, d, n, mode):
     sim = simulate(d, d, n, setting=1, edge_prob=0.5, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = CREATOR(d, quality=False, disentangle=mode, random_state=seed).fit(sim.X)
+        m = CREATOR(d, quality=False, random_state=seed, **MODES[mode]).fit(sim.X)
     return sim, m
 
 
@@ -180,12 +187,13 @@ def test_the_default_refines_at_d_8_and_not_with_fewer_environments():
     # The same data with 8 and 7 environments: the default refines (and records
     # the refinement) only in the first; in the second it is the intersection.
     sim = simulate(LOW, LOW, 500, random_state=0)
-    runs = [("auto", {}, sim.X), ("fewer", {}, sim.X[:-1]),
-            ("fewer_evidence", {"disentangle": "evidence"}, sim.X[:-1])]
+    base = RefineOptions(order_branches=0, search_graph=False)
+    runs = [("auto", base, sim.X), ("fewer", base, sim.X[:-1]),
+            ("fewer_evidence", base.replace(disentangle=False), sim.X[:-1])]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fits = {name: CREATOR(LOW, quality=False, order_branches=0, search_graph=False,
-                              random_state=0, **kw).fit(X) for name, kw, X in runs}
+        fits = {name: CREATOR(LOW, quality=False, refine=refine, random_state=0).fit(X)
+                for name, refine, X in runs}
     assert fits["auto"].diagnostics_["disentangle"] is not None
     assert fits["fewer"].diagnostics_["disentangle"] is None
     np.testing.assert_array_equal(fits["fewer"].components_,

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin import CREATOR, RefineOptions, metrics, simulate
 from creator_plugin.disentangle import disentangling_matrix, surrounded_sets
 
 
@@ -47,9 +47,9 @@ def test_spurious_surrounding_parent_is_down_weighted():
     for dis in ("subspace", "evidence"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = CREATOR(10, disentangle=dis, revise_graph=False, order_branches=0,
-                            search_graph=False,
-                            random_state=6).fit(sim.X)
+            model = CREATOR(10, disentangle=dis, refine=RefineOptions(
+                revise_graph=False, order_branches=0, search_graph=False, disentangle=False),
+                random_state=6).fit(sim.X)
         out[dis] = metrics.evaluate_model(model, sim)
     assert out["subspace"]["shd"] >= 10
     assert out["evidence"]["shd"] <= 1
@@ -65,10 +65,11 @@ def test_default_at_d_10_is_the_likelihood_refinement_of_the_evidence_weighting(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # without the ordering's branches and the search (not the subject)
-        for name, kw in [("default", {}), ("likelihood", {"disentangle": "likelihood"}),
-                         ("subspace", {"disentangle": "subspace"})]:
-            fits[name] = CREATOR(10, order_branches=0, search_graph=False, random_state=6,
-                                 **kw).fit(sim.X)
+        base = RefineOptions(order_branches=0, search_graph=False)
+        for name, kw in [("default", {"refine": base}),
+                         ("likelihood", {"refine": base.replace(disentangle=True)}),
+                         ("subspace", {"refine": base, "disentangle": "subspace"})]:
+            fits[name] = CREATOR(10, random_state=6, **kw).fit(sim.X)
     a, b, c = fits["default"], fits["likelihood"], fits["subspace"]
     np.testing.assert_array_equal(a.components_, b.components_)
     assert a.diagnostics_["disentangle"] is not None

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from test_revision import TRUE, _population
 
-from creator_plugin import CREATOR, simulate
+from creator_plugin import CREATOR, RefineOptions, simulate
 from creator_plugin.metrics import evaluate_model
 from creator_plugin.refine.graph_search import AUTO_SEARCH_LATENTS, search_graph, searches
 from creator_plugin.refine.likelihood import fitted_score
@@ -64,8 +64,9 @@ def test_auto_searches_in_its_range_of_latents_with_enough_environments(d, K, pr
 
 def test_a_rank_rule_with_the_search_is_an_error():
     X = np.random.default_rng(0).laplace(size=(300, 3))
-    with pytest.raises(ValueError, match="search_graph=True needs pruning='residual'"):
-        CREATOR(3, pruning="rank", search_graph=True).fit(
+    with pytest.raises(ValueError,
+                       match=r"RefineOptions\(search_graph=True\) needs pruning='residual'"):
+        CREATOR(3, pruning="rank", refine=RefineOptions(search_graph=True)).fit(
             X, environments=np.repeat([0, 1, 2], 100))
 
 
@@ -74,7 +75,7 @@ def test_off_records_nothing_and_a_search_without_flips_changes_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = CREATOR(4, random_state=1).fit(sim.X)
-        b = CREATOR(4, random_state=1, search_graph=True).fit(sim.X)
+        b = CREATOR(4, random_state=1, refine=RefineOptions(search_graph=True)).fit(sim.X)
     assert a.diagnostics_["graph_search"] is None
     rec = b.diagnostics_["graph_search"]
     assert set(rec) == {"candidates", "flips", "scores", "n_scores", "stopped"}
@@ -95,7 +96,8 @@ def test_mends_the_missed_edges_of_a_d10_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for sg in (False, True):
-            fits[sg] = CREATOR(10, order_branches=0, search_graph=sg, random_state=45).fit(sim.X)
+            fits[sg] = CREATOR(10, refine=RefineOptions(order_branches=0, search_graph=sg),
+                               random_state=45).fit(sim.X)
     assert evaluate_model(fits[False], sim)["shd"] == 2
     assert evaluate_model(fits[True], sim)["shd"] == 0
     rec = fits[True].diagnostics_["graph_search"]
@@ -113,7 +115,7 @@ def test_auto_searches_from_eight_latents_with_enough_environments():
         warnings.simplefilter("ignore")
         for d, K in [(7, 7), (8, 8), (8, 6)]:
             sim = simulate(d, K, 800, random_state=3)
-            fits[d, K] = CREATOR(d, order_branches=0, search_graph="auto",
+            fits[d, K] = CREATOR(d, refine=RefineOptions(order_branches=0, search_graph="auto"),
                                  random_state=3).fit(sim.X)
     assert fits[7, 7].diagnostics_["graph_search"] is None
     assert fits[8, 6].diagnostics_["graph_search"] is None  # fewer environments than latents

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR
+from creator_plugin import CREATOR, RefineOptions
 from creator_plugin.joint_ica import _ordered_contrast
 from creator_plugin.preprocessing import reduce_environments
 from creator_plugin.refine.measurement_noise import (
@@ -127,8 +127,8 @@ def test_square_data_give_identical_fits():
     sim = simulate_family("paper", 4, 4, 500, random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = CREATOR(4, random_state=3, measurement_noise=None).fit(sim.X)
-        b = CREATOR(4, random_state=3, measurement_noise="auto").fit(sim.X)
+        a = CREATOR(4, random_state=3).fit(sim.X)
+        b = CREATOR(4, random_state=3, refine=RefineOptions(measurement_noise=True)).fit(sim.X)
     assert np.array_equal(a.adjacency_matrix_, b.adjacency_matrix_)
     assert np.array_equal(a.components_, b.components_)
     assert all(np.array_equal(x, y) for x, y in zip(a.latents_, b.latents_))
@@ -143,7 +143,7 @@ def test_noisy_measurements_are_corrected_and_reported():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = CREATOR(3, random_state=0).fit(sim.X)  # the default: no correction
-        b = CREATOR(3, random_state=0, measurement_noise="auto").fit(sim.X)
+        b = CREATOR(3, random_state=0, refine=RefineOptions(measurement_noise=True)).fit(sim.X)
     est = np.array(b.diagnostics_["measurement_noise"]["mean_variance"])
     # 5 % of every column's SD: about 0.05^2 of a standardised column's variance.
     assert np.all((est > 0) & (est < 0.05))
@@ -167,7 +167,7 @@ def test_noise_shares_show_the_noise_the_measurements_bury():
         E.append(e)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = CREATOR(3, random_state=0, measurement_noise="auto").fit(X)
+        m = CREATOR(3, random_state=0, refine=RefineOptions(measurement_noise=True)).fit(X)
     rec = m.diagnostics_["measurement_noise"]
     shares = np.array(rec["noise_shares"])
     assert shares.shape == (3, 3)
@@ -187,11 +187,12 @@ def test_noise_shares_show_the_noise_the_measurements_bury():
     assert int(np.argmax(corr)) == 2
 
 
-@pytest.mark.parametrize("value", ["yes", 1, True, "Auto"])
+@pytest.mark.parametrize("value", ["yes", 1, "auto", None])
 def test_rejects_unknown_values(value):
-    X = np.random.default_rng(0).laplace(size=(300, 3))
-    with pytest.raises(ValueError, match="measurement_noise"):
-        CREATOR(3, measurement_noise=value).fit(X, environments=np.repeat([0, 1, 2], 100))
+    with pytest.raises(ValueError, match="'measurement_noise' parameter of RefineOptions"):
+        RefineOptions(measurement_noise=value)
+    with pytest.raises(TypeError, match=r"refine=RefineOptions\(measurement_noise=True\)"):
+        CREATOR(3, measurement_noise=value)
 
 
 def test_signal_polish_contrast_and_gradient():

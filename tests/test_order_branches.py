@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, simulate
+from creator_plugin import CREATOR, OrderingOptions, RefineOptions, simulate
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays, order_stage
 from creator_plugin._random import as_generator
@@ -46,7 +46,7 @@ def test_close_calls_rank_steps_by_the_gap_to_their_best_different_direction():
 
 
 def test_auto_branches_with_seven_to_fifteen_latents_enough_environments_and_a_re_estimation():
-    assert CREATOR(5).get_params()["order_branches"] == "auto"
+    assert CREATOR(5).get_params()["refine__order_branches"] == "auto"
     low, high = AUTO_BRANCH_LATENTS
     assert (low, high) == (7, 15) and AUTO_ORDER_BRANCHES == 2
     expected = {1: 0, 5: 0, 6: 0, 7: 2, 10: 2, 15: 2, 16: 0, 30: 0}
@@ -63,7 +63,7 @@ def test_auto_branches_with_seven_to_fifteen_latents_enough_environments_and_a_r
 
 
 def test_auto_is_off_at_five_latents_and_the_record_is_none(data):
-    a, b = _fit(data), _fit(data, order_branches=0)
+    a, b = _fit(data), _fit(data, refine=RefineOptions(order_branches=0))
     assert a.diagnostics_["order_branches"] is None
     np.testing.assert_array_equal(a.components_, b.components_)
 
@@ -74,7 +74,8 @@ def test_auto_at_seven_latents_is_two_branches():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = CREATOR(7, random_state=3, quality=False).fit(X)
-        two = CREATOR(7, random_state=3, quality=False, order_branches=2).fit(X)
+        two = CREATOR(7, random_state=3, quality=False,
+                      refine=RefineOptions(order_branches=2)).fit(X)
     record = auto.diagnostics_["order_branches"]
     assert record is not None and len(record["branches"]) == 2
     assert record == two.diagnostics_["order_branches"]
@@ -83,7 +84,7 @@ def test_auto_at_seven_latents_is_two_branches():
 
 def test_the_kept_model_is_the_branch_with_the_lowest_score(data):
     base = _fit(data)
-    branched = _fit(data, order_branches=2)
+    branched = _fit(data, refine=RefineOptions(order_branches=2))
     record = branched.diagnostics_["order_branches"]
     assert len(record["branches"]) == 2
     scores = [record["base_score"]] + [b["score"] for b in record["branches"]]
@@ -112,8 +113,8 @@ def test_the_kept_model_is_the_branch_with_the_lowest_score(data):
 
 def test_branches_are_reproducible_and_leave_the_input_alone(data):
     before = [x.copy() for x in data]
-    a = _fit(data, order_branches=1)
-    b = _fit(data, order_branches=1)
+    a = _fit(data, refine=RefineOptions(order_branches=1))
+    b = _fit(data, refine=RefineOptions(order_branches=1))
     np.testing.assert_array_equal(a.components_, b.components_)
     assert a.diagnostics_["order_branches"] == b.diagnostics_["order_branches"]
     for x, y in zip(before, data):
@@ -123,8 +124,10 @@ def test_branches_are_reproducible_and_leave_the_input_alone(data):
 def test_the_paper_mode_has_no_close_calls_to_branch_on(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = CREATOR(5, pruning="rank_raw", n_refine=0, polish=False, revise_graph=False,
-                        order_branches=2, random_state=SEED, quality=False).fit(data)
+        model = CREATOR(5, pruning="rank_raw",
+                        ordering=OrderingOptions(n_reestimate=0, polish=False),
+                        refine=RefineOptions(revise_graph=False, order_branches=2),
+                        random_state=SEED, quality=False).fit(data)
     record = model.diagnostics_["order_branches"]
     assert record["branches"] == [] and record["chosen"] == 0
 
@@ -132,7 +135,7 @@ def test_the_paper_mode_has_no_close_calls_to_branch_on(data):
 @pytest.mark.parametrize("value", [-1, 1.5, "two"])
 def test_order_branches_must_be_a_non_negative_integer_or_auto(data, value):
     with pytest.raises(ValueError, match="order_branches"):
-        CREATOR(5, order_branches=value).fit(data)
+        CREATOR(5, refine=RefineOptions(order_branches=value)).fit(data)
 
 
 @pytest.mark.slow

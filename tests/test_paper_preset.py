@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, simulate
+from creator_plugin import CREATOR, OrderingOptions, simulate
 from creator_plugin.independence import hsic_scores
 from creator_plugin.pruning import paper_coefficients
 
@@ -11,8 +11,9 @@ from creator_plugin.pruning import paper_coefficients
 def test_preset_settings():
     est = CREATOR.paper(4, tau=0.7, random_state=3)
     assert est.get_params() == {
-        **CREATOR(4).get_params(), "scorer": "hsic", "n_refine": 0, "polish": False,
-        "disentangle": "subspace",
+        **CREATOR(4, ordering=OrderingOptions(n_reestimate=0, polish=False),
+                  refine=None).get_params(),
+        "scorer": "hsic", "disentangle": "subspace",
         "pruning": "rank_raw", "prune_threshold": 0.7, "standardize": False, "random_state": 3,
     }
     with pytest.raises(ValueError, match="'prune_threshold' parameter"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin import CREATOR, OrderingOptions, metrics, simulate
 from creator_plugin.joint_ica import _ordered_contrast, polish_directions
 from creator_plugin.ordering import ordered_noises, topological_ordering
 from creator_plugin.preprocessing import reduce_environments
@@ -105,7 +105,7 @@ def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluatio
     # polish's own steps); from refine_min_sources=4's looser start the
     # two-stage polish saves exactly half (10 against 20).
     start = topological_ordering(X_red, random_state=2, polish=False,
-                                 refine_min_sources=2).alphas
+                                 reestimate_min_sources=2).alphas
     one, info_one = polish_directions(X_red, start, max_rows=None)
     two, info_two = polish_directions(X_red, start, max_rows=500)
     assert "subsample" not in info_one
@@ -168,7 +168,7 @@ def test_estimator_polish_defaults_and_diagnostics():
     on = CREATOR(3, random_state=0).fit(sim.X)
     assert on.diagnostics_["polish"]["kept"] in (True, False)
     assert on.diagnostics_["polish"]["evaluations"] >= 1
-    off = CREATOR(3, random_state=0, polish=False).fit(sim.X)
+    off = CREATOR(3, random_state=0, ordering=OrderingOptions(polish=False)).fit(sim.X)
     assert off.diagnostics_["polish"] is None
     paper = CREATOR.paper(3, random_state=0).fit([x[:200] for x in sim.X])
     assert paper.diagnostics_["polish"] is None  # the paper's algorithm has no polish
@@ -183,7 +183,8 @@ def test_polish_improves_accuracy_at_d5():
     for seed in range(30):
         sim = simulate(5, 5, 1000, random_state=seed)
         for polish in shd:
-            m = CREATOR(5, polish=polish, random_state=seed, quality=False).fit(sim.X)
+            m = CREATOR(5, ordering=OrderingOptions(polish=polish), random_state=seed,
+                        quality=False).fit(sim.X)
             shd[polish].append(metrics.evaluate_model(m, sim)["shd"])
     assert np.mean(shd[True]) < np.mean(shd[False])
 
@@ -192,4 +193,4 @@ def test_polish_improves_accuracy_at_d5():
 def test_polish_validation(bad):
     sim = simulate(2, 2, 200, random_state=0)
     with pytest.raises(ValueError, match="polish"):
-        CREATOR(2, polish=bad).fit(sim.X)
+        CREATOR(2, ordering=OrderingOptions(polish=bad)).fit(sim.X)

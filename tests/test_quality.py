@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, simulate
+from creator_plugin import CREATOR, RefineOptions, simulate
 from creator_plugin.quality import (
     ISSUE_KINDS,
     assess_fit,
@@ -250,7 +250,7 @@ def test_resampling_check_flags_a_wrong_fit_the_other_checks_miss(fit_recording)
     for seed, wrong in ((164, True), (0, False)):
         sim = simulate(5, 5, 1000, random_state=seed)
         model, caught = fit_recording(sim.X, 5, random_state=seed, quality_resamples=4,
-                                      revise_graph=False)
+                                      refine=RefineOptions(revise_graph=False))
         shd = metrics.evaluate_model(model, sim)["shd"]
         assert (shd >= 3) if wrong else (shd <= 1)
         verdict = model.diagnostics_["quality"]
@@ -261,7 +261,8 @@ def test_resampling_check_flags_a_wrong_fit_the_other_checks_miss(fit_recording)
         assert (stability["instability"] >= 0.5) is wrong
         assert kinds == [] if not wrong else "unstable_result" in kinds
         # The cheap verdict alone misses the wrong fit.
-        cheap, _ = fit_recording(sim.X, 5, random_state=seed, revise_graph=False)
+        cheap, _ = fit_recording(sim.X, 5, random_state=seed,
+                                 refine=RefineOptions(revise_graph=False))
         assert cheap.diagnostics_["quality"]["issues"] == []
         assert "stability" not in cheap.diagnostics_["quality"]["checks"]
         levels = (verdict["checks"]["levels"], cheap.diagnostics_["quality"]["checks"]["levels"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, metrics, simulate
+from creator_plugin import CREATOR, OrderingOptions, metrics, simulate
 from creator_plugin.joint_ica import joint_direction
 from creator_plugin.ordering import _distinct_best, topological_ordering
 from creator_plugin.preprocessing import reduce_environments
@@ -85,7 +85,7 @@ def test_distinct_best_skips_candidates_of_the_same_source():
 def test_n_refine_zero_keeps_the_raw_winner_and_default_records_refinement():
     sim = simulate(4, 4, 800, random_state=5)
     X_red, _ = reduce_environments(sim.X, 4)
-    raw = topological_ordering(X_red, random_state=0, n_refine=0)
+    raw = topological_ordering(X_red, random_state=0, n_reestimate=0)
     for step in raw.steps:
         assert "refined_scores" not in step
         # the raw winner has the smallest raw score
@@ -103,7 +103,8 @@ def test_refinement_improves_accuracy_at_d7():
     for seed in (0, 1, 2, 5):
         sim = simulate(7, 7, 1000, random_state=seed)
         for n_refine in shd:
-            m = CREATOR(7, n_refine=n_refine, polish=False, random_state=seed).fit(sim.X)
+            m = CREATOR(7, ordering=OrderingOptions(n_reestimate=n_refine, polish=False),
+                        random_state=seed).fit(sim.X)
             shd[n_refine].append(metrics.evaluate_model(m, sim)["shd"])
     assert np.mean(shd[3]) < np.mean(shd[0])
 
@@ -111,17 +112,17 @@ def test_refinement_improves_accuracy_at_d7():
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
 def test_n_refine_validation(bad):
     sim = simulate(2, 2, 200, random_state=0)
-    with pytest.raises(ValueError, match="n_refine"):
-        CREATOR(2, n_refine=bad).fit(sim.X)
+    with pytest.raises(ValueError, match="n_reestimate"):
+        CREATOR(2, ordering=OrderingOptions(n_reestimate=bad)).fit(sim.X)
 
 
 def test_refine_min_sources_re_estimates_only_while_that_many_sources_are_left():
     sim = simulate(5, 5, 800, random_state=3)
     X_red, _ = reduce_environments(sim.X, 5)
     every = topological_ordering([x.copy() for x in X_red], random_state=0,
-                                 refine_min_sources=2)
+                                 reestimate_min_sources=2)
     later = topological_ordering([x.copy() for x in X_red], random_state=0,
-                                 refine_min_sources=4)
+                                 reestimate_min_sources=4)
     for i, (a, b) in enumerate(zip(every.steps[:-1], later.steps[:-1])):
         m = 5 - i  # sources left at step i
         if m >= 4 or i == 0:  # re-estimated in both
@@ -138,8 +139,10 @@ def test_refine_min_sources_re_estimates_only_while_that_many_sources_are_left()
 
 def test_refine_min_sources_through_the_estimator_and_its_validation():
     sim = simulate(3, 3, 400, random_state=1)
-    every = CREATOR(3, random_state=0, refine_min_sources=2).fit(sim.X)
-    first = CREATOR(3, random_state=0, refine_min_sources=4).fit(sim.X)
+    every = CREATOR(3, random_state=0,
+                    ordering=OrderingOptions(reestimate_min_sources=2)).fit(sim.X)
+    first = CREATOR(3, random_state=0,
+                    ordering=OrderingOptions(reestimate_min_sources=4)).fit(sim.X)
 
     def re_estimated(model):
         return [s["joint_corr2"] != [1.0] * len(s["refined_from"])
@@ -147,7 +150,7 @@ def test_refine_min_sources_through_the_estimator_and_its_validation():
     # At d = 3 no step has 4 sources left: only the first step is re-estimated.
     assert re_estimated(every) == [True, True]
     assert re_estimated(first) == [True, False]
-    assert CREATOR(3).get_params()["refine_min_sources"] == 4
+    assert CREATOR(3).get_params()["ordering__reestimate_min_sources"] == 4
     for bad in (1, 0, 2.5, "4"):
-        with pytest.raises(ValueError, match="refine_min_sources"):
-            CREATOR(3, refine_min_sources=bad).fit(sim.X)
+        with pytest.raises(ValueError, match="reestimate_min_sources"):
+            CREATOR(3, ordering=OrderingOptions(reestimate_min_sources=bad)).fit(sim.X)

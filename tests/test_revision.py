@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR
+from creator_plugin import CREATOR, RefineOptions
 from creator_plugin.metrics import evaluate_model
 from creator_plugin.refine.likelihood import sem_deviance
 from creator_plugin.refine.revision import REVISION_MIN_ENVIRONMENTS, graph_score, revise_graph
@@ -127,15 +127,17 @@ def test_revise_graph_rejects_a_band_below_one():
 
 def test_the_option_needs_the_residual_rule_and_auto_skips_the_rank_rules():
     sim = simulate_family("paper", 3, 3, 300, random_state=0)
-    with pytest.raises(ValueError, match="revise_graph=True needs pruning='residual'"):
-        CREATOR(3, pruning="rank", revise_graph=True).fit(sim.X)
-    with pytest.raises(ValueError, match="revise_graph=True needs pruning='residual'"):
-        CREATOR(3, pruning="rank", revise_graph=np.True_).fit(sim.X)
+    with pytest.raises(ValueError,
+                       match=r"RefineOptions\(revise_graph=True\) needs pruning='residual'"):
+        CREATOR(3, pruning="rank", refine=RefineOptions(revise_graph=True)).fit(sim.X)
+    with pytest.raises(ValueError,
+                       match=r"RefineOptions\(revise_graph=True\) needs pruning='residual'"):
+        CREATOR(3, pruning="rank", refine=RefineOptions(revise_graph=np.True_)).fit(sim.X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for model in (CREATOR(3, pruning="rank", random_state=0),
                       CREATOR.paper(3, random_state=0),
-                      CREATOR(3, revise_graph=False, random_state=0)):
+                      CREATOR(3, refine=RefineOptions(revise_graph=False), random_state=0)):
             assert model.fit(sim.X).diagnostics_["graph_revision"] is None
 
 
@@ -148,7 +150,7 @@ def test_auto_revises_only_with_enough_environments():
         for K in (3, 4):
             sim = simulate_family("paper", 3, K, 300, random_state=1)
             auto = CREATOR(3, random_state=1).fit(sim.X)
-            forced = CREATOR(3, random_state=1, revise_graph=True).fit(sim.X)
+            forced = CREATOR(3, random_state=1, refine=RefineOptions(revise_graph=True)).fit(sim.X)
             assert forced.diagnostics_["graph_revision"] is not None
             if K < REVISION_MIN_ENVIRONMENTS:
                 assert auto.diagnostics_["graph_revision"] is None
@@ -163,8 +165,8 @@ def test_a_fit_with_a_missed_edge_is_revised_and_its_record_is_consistent():
     sim = simulate_family("heavy_tails", 5, 5, 1000, random_state=21)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        default = CREATOR(5, random_state=21, revise_graph=False).fit(sim.X)
-        revised = CREATOR(5, random_state=21, revise_graph=True).fit(sim.X)
+        default = CREATOR(5, random_state=21, refine=RefineOptions(revise_graph=False)).fit(sim.X)
+        revised = CREATOR(5, random_state=21, refine=RefineOptions(revise_graph=True)).fit(sim.X)
         auto = CREATOR(5, random_state=21).fit(sim.X)
     np.testing.assert_array_equal(auto.adjacency_matrix_, revised.adjacency_matrix_)
     assert auto.diagnostics_["graph_revision"] == revised.diagnostics_["graph_revision"]
@@ -189,10 +191,10 @@ def test_a_revised_fit_saves_and_loads_with_its_record(tmp_path):
     sim = simulate_family("heavy_tails", 5, 5, 1000, random_state=21)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = CREATOR(5, random_state=21, revise_graph=True).fit(sim.X)
+        model = CREATOR(5, random_state=21, refine=RefineOptions(revise_graph=True)).fit(sim.X)
     model.save(tmp_path / "m.npz")
     loaded = CREATOR.load(tmp_path / "m.npz")
-    assert loaded.get_params()["revise_graph"] is True
+    assert loaded.refine.revise_graph is True
     np.testing.assert_array_equal(loaded.adjacency_matrix_, model.adjacency_matrix_)
     assert loaded.diagnostics_["graph_revision"]["flips"] == model.diagnostics_[
         "graph_revision"]["flips"]
@@ -214,10 +216,10 @@ def test_the_revision_reads_the_corrected_moments_with_measurement_noise(monkeyp
     monkeypatch.setattr(fit_module, "revise_graph", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        default = CREATOR(4, random_state=11, measurement_noise="auto",
-                          revise_graph=False).fit(sim.X)
-        revised = CREATOR(4, random_state=11, measurement_noise="auto",
-                          revise_graph=True, quality=False).fit(sim.X)
+        default = CREATOR(4, random_state=11, refine=RefineOptions(
+            measurement_noise=True, revise_graph=False)).fit(sim.X)
+        revised = CREATOR(4, random_state=11, refine=RefineOptions(
+            measurement_noise=True, revise_graph=True), quality=False).fit(sim.X)
     assert evaluate_model(default, sim)["shd"] == 1
     assert evaluate_model(revised, sim)["shd"] == 0
     assert revised.diagnostics_["graph_revision"]["flips"] == [[0, 3]]

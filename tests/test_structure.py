@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR
+from creator_plugin import CREATOR, OrderingOptions, RefineOptions
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin.ordering import OrderingResult
@@ -18,7 +18,7 @@ def _constructor_parameters():
 
 def test_signature_and_constraints_name_the_same_parameters():
     assert set(_constructor_parameters()) == set(CREATOR._parameter_constraints)
-    assert set(CREATOR(2).get_params()) == set(CREATOR._parameter_constraints)
+    assert set(CREATOR(2).get_params(deep=False)) == set(CREATOR._parameter_constraints)
 
 
 def test_fit_config_holds_every_constructor_parameter():
@@ -27,11 +27,13 @@ def test_fit_config_holds_every_constructor_parameter():
     # estimator's own switches.
     assert fields - {"check_n_latent", "keep_features"} == (
         set(_constructor_parameters()) - {"random_state"})
-    model = CREATOR(3, n_refine=1, prune_threshold=0.3, scorer_options={"score_rows": 500})
+    model = CREATOR(3, ordering=OrderingOptions(n_reestimate=1, scorer_options={"score_rows": 500}),
+                    prune_threshold=0.3, refine=None)
     config = FitConfig.from_estimator(model, 3)
-    for name in fields - {"check_n_latent", "keep_features", "ica_options", "scorer_options"}:
+    for name in fields - {"n_latent", "check_n_latent", "keep_features", "ordering", "refine"}:
         assert getattr(config, name) == getattr(model, name)
-    assert dict(config.scorer_options) == {"score_rows": 500}
+    assert config.ordering == model.ordering and config.refine == RefineOptions.none()
+    assert dict(config.ordering.scorer_options) == {"score_rows": 500}
     assert dict(config.ica_options) == {"max_iter": 400, "tol": 1e-5, "fun": "logcosh"}
 
 
@@ -42,15 +44,24 @@ def test_fit_config_defaults_are_the_constructors():
 
 
 def test_fit_config_is_frozen_and_owns_its_options():
-    options = {"max_iter": 50}
-    config = FitConfig(3, ica_options=options)
-    options["max_iter"] = 1
-    assert config.ica_options["max_iter"] == 50
+    options = {"n_features": 8}
+    config = FitConfig(3, ordering=OrderingOptions(scorer_options=options))
+    options["n_features"] = 1
+    assert config.ordering.scorer_options["n_features"] == 8
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.pruning = "rank"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.ordering.polish = False
     with pytest.raises(TypeError):
-        config.ica_options["tol"] = 1.0
+        config.ordering.scorer_options["n_features"] = 2
     assert FitConfig(3, pruning="rank_raw").paper_mode and not config.paper_mode
+
+
+def test_at_most_eleven_constructor_parameters_and_no_varargs():
+    params = inspect.signature(CREATOR.__init__).parameters
+    assert len(params) - 1 <= 11
+    assert not any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in params.values())
+    assert list(inspect.signature(CREATOR).parameters) == list(params)[1:]
 
 
 def test_fit_arrays_is_a_short_list_of_stages():
@@ -82,7 +93,8 @@ def test_a_precomputed_ordering_gives_the_same_fit_and_is_checked():
     with pytest.raises(ValueError, match="random state"):
         fit_arrays(X, config, ordering=stage, random_state=5)
     with pytest.raises(ValueError, match="settings"):
-        fit_arrays(X, config.replace(n_refine=0), ordering=stage, random_state=4)
+        fit_arrays(X, config.replace(ordering=OrderingOptions(n_reestimate=0)), ordering=stage,
+                   random_state=4)
     other = check_environments([x + 1e-9 for x in sim.X], n_latent=3)
     with pytest.raises(ValueError, match="other data"):
         fit_arrays(other, config, ordering=stage, random_state=4)

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, IdentifiabilityWarning, simulate
+from creator_plugin import CREATOR, IdentifiabilityWarning, OrderingOptions, simulate
 
 
 @pytest.fixture(scope="module")
@@ -97,31 +97,42 @@ def test_environment_labels_wrong_length(sim):
         ({"prune_threshold": float("inf")}, "'prune_threshold' parameter"),
         ({"prune_threshold": "0.2"}, "'prune_threshold' parameter"),
         ({"standardize": "no"}, "'standardize' parameter of CREATOR must be an instance of 'bool'"),
-        ({"polish": "yes"}, "'polish' parameter"),
-        ({"polish": None}, "'polish' parameter"),
-        ({"n_refine": -1}, "'n_refine' parameter"),
-        ({"n_refine": 2.0}, "'n_refine' parameter"),
-        ({"n_refine": None}, "'n_refine' parameter"),
-        ({"weak_evidence_level": float("nan")}, "'weak_evidence_level' parameter"),
-        ({"weak_evidence_level": "x"}, "'weak_evidence_level' parameter"),
         ({"random_state": -1}, "'random_state' parameter"),
         ({"random_state": "seed"}, "'random_state' parameter"),
-        ({"ica_options": {"fun": "tanh"}}, "'fun' parameter of CREATOR ica_options"),
-        ({"ica_options": {"max_iter": 0}}, "'max_iter' parameter of CREATOR ica_options"),
-        ({"ica_options": {"tol": float("nan")}}, "'tol' parameter of CREATOR ica_options"),
-        ({"ica_options": {"maxiter": 10}}, r"'ica_options'.*unknown keys \['maxiter'\]"),
-        ({"ica_options": [("max_iter", 10)]}, "'ica_options' parameter"),
-        ({"scorer_options": {"n_featurs": 16}},
+        ({"ordering": {"polish": False}}, "'ordering' parameter of CREATOR"),
+        ({"refine": "off"}, "'refine' parameter of CREATOR"),
+        ({"ordering": OrderingOptions(scorer_options={"n_featurs": 16})},
          r"unknown keys \['n_featurs'\]; allowed keys: none"),
-        ({"scorer": "hsic_rff", "scorer_options": {"n_featurs": 16}},
+        ({"scorer": "hsic_rff", "ordering": OrderingOptions(scorer_options={"n_featurs": 16})},
          r"unknown keys \['n_featurs'\]; allowed keys: max_samples, n_features"),
-        ({"scorer": "hsic_rff", "scorer_options": {"n_features": 0}},
-         "'n_features' parameter of CREATOR scorer_options"),
+        ({"scorer": "hsic_rff", "ordering": OrderingOptions(scorer_options={"n_features": 0})},
+         "'n_features' parameter of CREATOR ordering.scorer_options"),
     ],
 )
 def test_bad_parameters(sim, kw, match):
     with pytest.raises(ValueError, match=match):
         CREATOR(3, **kw).fit(sim.X)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"polish": "yes"}, "'polish' parameter of OrderingOptions"),
+        ({"polish": None}, "'polish' parameter"),
+        ({"n_reestimate": -1}, "'n_reestimate' parameter"),
+        ({"n_reestimate": 2.0}, "'n_reestimate' parameter"),
+        ({"n_reestimate": None}, "'n_reestimate' parameter"),
+        ({"weak_evidence_level": float("nan")}, "'weak_evidence_level' parameter"),
+        ({"weak_evidence_level": "x"}, "'weak_evidence_level' parameter"),
+        ({"ica_fun": "tanh"}, "'ica_fun' parameter of OrderingOptions"),
+        ({"ica_max_iter": 0}, "'ica_max_iter' parameter"),
+        ({"ica_tol": float("nan")}, "'ica_tol' parameter"),
+        ({"scorer_options": [("n_features", 10)]}, "'scorer_options' parameter"),
+    ],
+)
+def test_bad_ordering_options(kw, match):
+    with pytest.raises(ValueError, match=match):
+        OrderingOptions(**kw)
 
 
 def test_parameters_are_checked_before_any_work():
@@ -131,8 +142,10 @@ def test_parameters_are_checked_before_any_work():
 
 
 def test_valid_options_are_accepted(fit, sim):
-    model = fit(sim.X, 3, scorer="hsic_rff", scorer_options={"n_features": 8, "max_samples": None},
-                ica_options={"max_iter": 50, "fun": "cube"}, random_state=np.random.default_rng(1))
+    model = fit(sim.X, 3, scorer="hsic_rff",
+                ordering=OrderingOptions(scorer_options={"n_features": 8, "max_samples": None},
+                                         ica_max_iter=50, ica_fun="cube"),
+                random_state=np.random.default_rng(1))
     assert model.adjacency_matrix_.shape == (3, 3)
 
 

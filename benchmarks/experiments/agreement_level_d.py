@@ -159,7 +159,7 @@ def refinement(paths: list[str], d: int = 10, family: str | None = None) -> None
           "flagged, SHD <= 1 | flagged, SHD >= 2 |")
     print("|---|---|---|---|---|---|---|---|")
     for sim in sorted({r["simulator"] for r in rows}):
-        for label, key in (("evidence", settings_of(d, {"disentangle": "evidence"})),
+        for label, key in (("evidence", settings_of(d, {"refine__disentangle": False})),
                            ("current", settings_of(d))):
             rs = [r for r in rows if r["simulator"] == sim and r["settings"] == key]
             right = [r for r in rs if r["shd"] <= 1]

@@ -24,7 +24,7 @@ import revise_default_check  # noqa: E402
 import row_files  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
-SETTINGS = {"default": {"order_branches": 0}, "branches": {"order_branches": 2}}
+SETTINGS = {"default": {"refine__order_branches": 0}, "branches": {"refine__order_branches": 2}}
 
 
 def run(which: str, first: int, count: int, out: str) -> None:

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from creator_plugin import CREATOR
+from creator_plugin import CREATOR, RefineOptions
 from creator_plugin.benchmark.scoring import score
-from creator_plugin.measurement_noise import estimate_measurement_noise
 from creator_plugin.preprocessing import reduce_environments
+from creator_plugin.refine.measurement_noise import estimate_measurement_noise
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import row_files  # noqa: E402
@@ -66,7 +66,7 @@ def run(sim: str, families: str, first: int, count: int, out: str, auto: bool = 
             for fam in families.split(","):
                 X, A, Y = data_of(sim, fam, 5, 5, 1000, seed)
                 m = CREATOR(5, random_state=seed,
-                            measurement_noise="auto" if auto else None).fit(X)
+                            refine=RefineOptions(measurement_noise=auto)).fit(X)
                 sc = score(A, Y, m.adjacency_matrix_, m.latents_, m.causal_order_)
                 issues = (m.diagnostics_.get("quality") or {}).get("issues", [])
                 fh.write(json.dumps({

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from creator_plugin import simulate
+from creator_plugin import RefineOptions, simulate
 from creator_plugin._config import FitConfig
 from creator_plugin._fit import fit_arrays
 from creator_plugin.metrics import evaluate
@@ -47,8 +47,9 @@ def main() -> None:
             sim = simulate(d, d, n, setting=1, edge_prob=0.5, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = fit_arrays(sim.X, FitConfig(d, quality=False, keep_features=True, order_branches=0),
-                           random_state=seed)
+            config = FitConfig(d, quality=False, keep_features=True,
+                               refine=RefineOptions(order_branches=0))
+            r = fit_arrays(sim.X, config, random_state=seed)
         ev = evaluate(sim.adjacency, sim.Y, r.adjacency, r.latents)
         Cn = np.zeros((d, d)) if sim.Z is None else np.stack(
             [np.abs(np.corrcoef(zh.T, zt.T)[:d, d:])

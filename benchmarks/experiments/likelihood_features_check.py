@@ -32,7 +32,7 @@ from final_refinement_probe import data  # noqa: E402
 from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
 
-VARIANTS = {"default": {}, "likelihood": {"disentangle": "likelihood"}}
+VARIANTS = {"default": {}, "likelihood": {"refine__disentangle": True}}
 
 
 def row(which: str, seed: int) -> dict:
@@ -42,7 +42,7 @@ def row(which: str, seed: int) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             start = time.process_time()
-            model = CREATOR(d, random_state=seed, quality=False, **params).fit(X)
+            model = CREATOR(d, random_state=seed, quality=False).set_params(**params).fit(X)
             cpu = time.process_time() - start
         s = score(A, Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
         out[name] = {"shd": int(s["shd"]), "correct_order": bool(s["correct_order"]),

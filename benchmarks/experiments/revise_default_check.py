@@ -36,7 +36,7 @@ from creator_plugin.benchmark.scoring import score  # noqa: E402
 
 BAR = ("paper", "heavy_tails", "wide_scales", "signed_weights", "measured", "unequal_n")
 FLAG = ("near_gaussian", "weak_weights", "discrete_noise")
-SETTINGS = {"default": {}, "revise": {"revise_graph": True}}
+SETTINGS = {"default": {}, "revise": {"refine__revise_graph": True}}
 
 
 def data_sets(which: str, seed: int):
@@ -98,7 +98,7 @@ def fit(d: int, seed: int, X, A, Y, params: dict) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.process_time()
-        model = CREATOR(d, random_state=seed, **params).fit(X)
+        model = CREATOR(d, random_state=seed).set_params(**params).fit(X)
         cpu = time.process_time() - start
     s = score(A, Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
     issues = (model.diagnostics_.get("quality") or {}).get("issues", [])

@@ -25,7 +25,7 @@ import revise_default_check  # noqa: E402
 from branch_check import blocks_and_flags, compared_rows  # noqa: E402
 
 # explicit on both sides, so the check means the same whatever the default is
-SETTINGS = {"off": {"search_graph": False}, "search": {"search_graph": True}}
+SETTINGS = {"off": {"refine__search_graph": False}, "search": {"refine__search_graph": True}}
 
 
 def run(which: str, first: int, count: int, out: str) -> None:

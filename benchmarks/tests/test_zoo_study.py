@@ -16,7 +16,10 @@ def _row(params: dict, settings: str | None) -> dict:
 
 def test_settings_are_the_resolved_parameters_without_the_seed():
     settings = json.loads(zoo.settings_of(5, {"prune_threshold": 0.3}))
-    expected = CREATOR(5, prune_threshold=0.3).get_params()
+    # in the earlier constructor's keywords (zoo.EARLIER), so that rows fitted before
+    # the options objects stay current
+    expected = zoo._earlier_settings(CREATOR(5, prune_threshold=0.3))
+    assert expected["n_refine"] == 3 and expected["revise_graph"] == "auto"
     expected.pop("random_state")
     expected["numerics"] = zoo.NUMERICS  # the fit's numerics revision
     del expected["order_branches"]  # "auto" takes no branches at d = 5 (next test)
@@ -49,7 +52,7 @@ def test_settings_of_the_automatic_disentanglement_match_rows_of_what_it_takes()
     # Outside its window "auto" is the evidence-weighted intersection, the
     # default before "auto" existed, so those rows stay current; inside it the
     # fit changed and the key does too.
-    assert CREATOR(5).disentangle == "auto"
+    assert CREATOR(5).refine_options.disentangle == "auto"
     assert zoo.settings_of(5) == zoo.settings_of(5, {"disentangle": "evidence"})
     assert zoo.settings_of(15) == zoo.settings_of(15, {"disentangle": "evidence"})
     assert zoo.settings_of(10) != zoo.settings_of(10, {"disentangle": "evidence"})
@@ -64,6 +67,17 @@ def test_rows_of_earlier_numerics_are_not_current():
     assert not zoo.current(_row({}, json.dumps(earlier, sort_keys=True)))
     del earlier["numerics"]
     assert not zoo.current(_row({}, json.dumps(earlier, sort_keys=True)))
+
+
+def test_params_of_either_spelling_are_the_same_rows():
+    assert zoo.params_key({"ordering__polish": False}) == zoo.params_key({"polish": False}) == (
+        '{"polish": false}')
+    assert zoo.settings_of(10, {"refine__disentangle": False}) == zoo.settings_of(
+        10, {"disentangle": "evidence"})
+    assert zoo.settings_of(5, {"refine__measurement_noise": True}) == zoo.settings_of(
+        5, {"measurement_noise": "auto"})
+    model = zoo.estimator(5, {"polish": False, "refine__revise_graph": False})
+    assert model.ordering.polish is False and model.refine.revise_graph is False
 
 
 def test_rows_of_other_settings_are_not_current():
