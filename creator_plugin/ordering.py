@@ -333,7 +333,7 @@ def topological_ordering(
     random_state : int, Generator or None
         Seeds the ICA fits and any randomised scorer.
     ica_max_iter, ica_tol, ica_fun
-        Passed to :class:`sklearn.decomposition.FastICA`.
+        FastICA's settings (:func:`ica_directions`).
     scorer_options : dict, optional
         Extra keyword arguments for the scorer.
     n_reestimate : int, default=3
@@ -353,10 +353,9 @@ def topological_ordering(
         (:func:`polish_directions`) and recompute the noises from them. The
         order and the per-step diagnostics are not changed.
     descend : bool, default=True
-        With ``scorer="ica_consistency"`` and ``n_reestimate > 0``: before the
-        refinement, minimise the consistency score from every candidate
-        (:func:`consistency_descent`) and choose the refinement's starts
-        among the raw and the descended directions.
+        With ``scorer="ica_consistency"`` and ``n_reestimate > 0``: minimise the
+        consistency score from every candidate first (:func:`consistency_descent`)
+        and choose the starts among the raw and the descended directions.
     canonical : bool, default=True
         Return the directions in canonical form (:func:`canonical_directions`;
         the noises are unchanged, the entangled features are not).

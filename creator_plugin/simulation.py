@@ -205,8 +205,7 @@ def simulate(
         Erdos-Renyi edge probability between any two nodes (the DAG follows a
         random order; node labels are shuffled).
     weight_scale : float, default=1.0
-        sigma: every weight matrix is multiplied by it (the paper's ablation
-        uses 0.005 ... 0.5 for weak edges).
+        sigma: every weight matrix is multiplied by it (the paper's ablation: 0.005 ... 0.5).
     noise_shape : float, optional
         beta: if given, every noise is generalised normal with this shape
         (beta = 2 is Gaussian), overriding ``setting``'s laws.
@@ -243,10 +242,60 @@ def simulate(
     (``mixing="gaussian"``) or one non-zero entry per row (``"pure"``).
     """
     rng = as_generator(random_state)
+    d, K, p, m, sizes = _simulation_shape(
+        n_latent, n_environments, n_samples, n_features, setting, mixing,
+        indicators_per_latent, edge_prob=edge_prob, measurement_noise=measurement_noise,
+        weight_scale=weight_scale, noise_shape=noise_shape, noise_scale_range=noise_scale_range)
+
+    perm = rng.permutation(d)
+    upper = np.triu(rng.random((d, d)) < edge_prob, k=1).astype(int)
+    A = np.zeros((d, d), dtype=int)
+    A[np.ix_(perm, perm)] = upper  # node perm[a] -> perm[b] for a < b
+    order = [int(v) for v in perm]
+
+    law_names = list(NOISE_DISTRIBUTIONS)
+    wnames = list(WEIGHT_DISTRIBUTIONS)
+    if setting == 2:
+        per_node = [law_names[i] for i in rng.permutation(len(law_names))[:d]]
+        if d > len(law_names):
+            per_node += [f"gennorm{1 + 0.25 * j}" for j in range(d - len(law_names))]
+    W, Om, Y, Z, X, laws, wlaws = [], [], [], [], [], [], []
+    H = rng.standard_normal((p, d)) if mixing == "gaussian" else _pure_mixing(rng, d, m)
+    for k in range(K):
+        wl = wnames[rng.integers(len(wnames))]
+        wlaws.append(wl)
+        Wk = A * WEIGHT_DISTRIBUTIONS[wl](rng, (d, d)) * weight_scale
+        omega = np.diag(rng.uniform(*noise_scale_range, d))
+        if noise_shape is not None:
+            lk = [f"gennorm{noise_shape}"] * d
+        elif setting == 1:
+            lk = [law_names[j] for j in rng.integers(len(law_names), size=d)]
+        else:
+            lk = per_node
+        Zk, Yk, Xk = _environment_data(rng, lk, sizes[k], omega, Wk, H, measurement_noise)
+        W.append(Wk)
+        Om.append(omega)
+        Y.append(Yk)
+        Z.append(Zk)
+        X.append(Xk)
+        laws.append(lk)
+    params = dict(
+        n_latent=d, n_environments=K, n_samples=sizes, n_features=p, setting=setting,
+        edge_prob=edge_prob, weight_scale=weight_scale, noise_shape=noise_shape,
+        noise_scale_range=noise_scale_range, measurement_noise=measurement_noise,
+        mixing=mixing,
+    )
+    if mixing == "pure":
+        params["indicators_per_latent"] = m
+    return Simulation(X, A, W, Om, H, Y, Z, order, laws, wlaws, params)
+
+
+def _simulation_shape(n_latent, n_environments, n_samples, n_features, setting, mixing,
+                      indicators_per_latent, **numbers) -> tuple:
+    """:func:`simulate`'s arguments checked: ``(d, K, p, m, sizes)`` (``m`` for ``"pure"``)."""
     d, K = _whole(n_latent, "n_latent", 1), _whole(n_environments, "n_environments", 1)
-    _check_numbers(edge_prob=edge_prob, measurement_noise=measurement_noise,
-                   weight_scale=weight_scale, noise_shape=noise_shape,
-                   noise_scale_range=noise_scale_range)
+    _check_numbers(**numbers)
+    m = None
     if mixing not in ("gaussian", "pure"):
         raise ValueError(f"mixing must be 'gaussian' or 'pure', got {mixing!r}.")
     if mixing == "pure":
@@ -271,54 +320,20 @@ def simulate(
         raise ValueError("n_samples as a list needs one entry per environment.")
     if min(sizes) < 2:
         raise ValueError(f"n_samples must be at least 2 in every environment; got {n_samples!r}.")
+    return d, K, p, m, sizes
 
-    perm = rng.permutation(d)
-    upper = np.triu(rng.random((d, d)) < edge_prob, k=1).astype(int)
-    A = np.zeros((d, d), dtype=int)
-    A[np.ix_(perm, perm)] = upper  # node perm[a] -> perm[b] for a < b
-    order = [int(v) for v in perm]
 
-    law_names = list(NOISE_DISTRIBUTIONS)
-    wnames = list(WEIGHT_DISTRIBUTIONS)
-    if setting == 2:
-        per_node = [law_names[i] for i in rng.permutation(len(law_names))[:d]]
-        if d > len(law_names):
-            per_node += [f"gennorm{1 + 0.25 * j}" for j in range(d - len(law_names))]
-    W, Om, Y, Z, X, laws, wlaws = [], [], [], [], [], [], []
-    H = rng.standard_normal((p, d)) if mixing == "gaussian" else _pure_mixing(rng, d, m)
-    for k in range(K):
-        wl = wnames[rng.integers(len(wnames))]
-        wlaws.append(wl)
-        Wk = A * WEIGHT_DISTRIBUTIONS[wl](rng, (d, d)) * weight_scale
-        omega = np.diag(rng.uniform(*noise_scale_range, d))
-        n = sizes[k]
-        if noise_shape is not None:
-            lk = [f"gennorm{noise_shape}"] * d
-        elif setting == 1:
-            lk = [law_names[j] for j in rng.integers(len(law_names), size=d)]
-        else:
-            lk = per_node
-        Zk = np.column_stack([_standardise(_draw(law, rng, n)) for law in lk])
-        # y = W^T y + Omega z  <=>  row form Y = Z Omega (I - W)^{-1}
-        Yk = Zk @ omega @ np.linalg.inv(np.eye(d) - Wk)
-        Xk = Yk @ H.T
-        if measurement_noise > 0:
-            Xk = Xk + rng.standard_normal(Xk.shape) * measurement_noise * Xk.std(axis=0)
-        W.append(Wk)
-        Om.append(omega)
-        Y.append(Yk)
-        Z.append(Zk)
-        X.append(Xk)
-        laws.append(lk)
-    params = dict(
-        n_latent=d, n_environments=K, n_samples=sizes, n_features=p, setting=setting,
-        edge_prob=edge_prob, weight_scale=weight_scale, noise_shape=noise_shape,
-        noise_scale_range=noise_scale_range, measurement_noise=measurement_noise,
-        mixing=mixing,
-    )
-    if mixing == "pure":
-        params["indicators_per_latent"] = m
-    return Simulation(X, A, W, Om, H, Y, Z, order, laws, wlaws, params)
+def _environment_data(rng: np.random.Generator, laws: list[str], n: int, omega: np.ndarray,
+                      W: np.ndarray, H: np.ndarray, measurement_noise: float) -> tuple:
+    """One environment's standardised noises, latents and measurements (``Z, Y, X``)."""
+    d = W.shape[0]
+    Zk = np.column_stack([_standardise(_draw(law, rng, n)) for law in laws])
+    # y = W^T y + Omega z  <=>  row form Y = Z Omega (I - W)^{-1}
+    Yk = Zk @ omega @ np.linalg.inv(np.eye(d) - W)
+    Xk = Yk @ H.T
+    if measurement_noise > 0:
+        Xk = Xk + rng.standard_normal(Xk.shape) * measurement_noise * Xk.std(axis=0)
+    return Zk, Yk, Xk
 
 
 def _pure_mixing(rng: np.random.Generator, d: int, m: int) -> np.ndarray:

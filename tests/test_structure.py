@@ -64,6 +64,16 @@ def test_at_most_eleven_constructor_parameters_and_no_varargs():
     assert list(inspect.signature(CREATOR).parameters) == list(params)[1:]
 
 
+def test_the_class_docstring_is_at_most_80_lines_and_links_the_results():
+    doc = inspect.cleandoc(CREATOR.__doc__)
+    assert len(doc.splitlines()) <= 80
+    for section in ("Parameters", "Attributes", "Examples"):
+        assert f"\n{section}\n---" in doc
+    assert "docs/results/refine.md" in doc
+    documented = {line.split(" : ")[0] for line in doc.splitlines() if " : " in line}
+    assert set(_constructor_parameters()) <= documented
+
+
 def test_fit_arrays_is_a_short_list_of_stages():
     source = inspect.getsource(fit_arrays)
     assert len(source.splitlines()) <= 80
