@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import warnings
 from pathlib import Path
 
