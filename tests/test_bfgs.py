@@ -142,6 +142,7 @@ def test_the_ascents_run_the_own_loop(monkeypatch, d):
     assert np.linalg.norm(w) == pytest.approx(1.0) and 0.0 <= corr2 <= 1.0 + 1e-12
 
 
+@pytest.mark.slow
 def test_without_scipys_line_search_it_is_scipys_bfgs(monkeypatch):
     # A SciPy release without the private line search: the same problem goes
     # to SciPy's BFGS, with the same answer as calling it directly.

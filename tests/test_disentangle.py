@@ -153,6 +153,7 @@ def _fit(seed, d, n, mode):
     return sim, m
 
 
+@pytest.mark.slow
 def test_likelihood_falls_back_to_the_intersection_when_an_edge_was_missed():
     # d = K = 5 seed 1: the pruning misses the true edge 0 -> 4; the likelihood
     # would absorb it by leaning on later positions (weight about 2), so the
@@ -183,6 +184,7 @@ def test_auto_refines_in_its_range_of_latents_with_enough_environments(d, K, pru
     assert refines(True, **shape) is True and refines(False, **shape) is False
 
 
+@pytest.mark.slow
 def test_the_default_refines_at_d_8_and_not_with_fewer_environments():
     # The same data with 8 and 7 environments: the default refines (and records
     # the refinement) only in the first; in the second it is the intersection.

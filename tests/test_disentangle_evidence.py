@@ -35,6 +35,7 @@ def test_population_choice_is_the_specification_convention(seed):
     assert surrounded  # every seed has a node with children and a surrounding parent
 
 
+@pytest.mark.slow
 def test_spurious_surrounding_parent_is_down_weighted():
     # d = K = 10 tuning seed 6: the pruning adds 1 -> 6, which makes 1 a
     # surrounding parent of 6; the default returns mostly feature 1 for node 6
@@ -56,6 +57,7 @@ def test_spurious_surrounding_parent_is_down_weighted():
     assert out["evidence"]["locr2"] > out["subspace"]["locr2"] + 0.05
 
 
+@pytest.mark.slow
 def test_default_at_d_10_is_the_likelihood_refinement_of_the_evidence_weighting():
     # d = K = 10 tuning seed 6 (above), where the intersections differ. The
     # default ("auto") refines by the likelihood at d = 10, from the

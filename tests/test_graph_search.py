@@ -70,6 +70,7 @@ def test_a_rank_rule_with_the_search_is_an_error():
             X, environments=np.repeat([0, 1, 2], 100))
 
 
+@pytest.mark.slow
 def test_off_records_nothing_and_a_search_without_flips_changes_nothing():
     sim = simulate(4, 5, 1000, random_state=1)
     with warnings.catch_warnings():

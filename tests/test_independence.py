@@ -76,6 +76,7 @@ def test_scores_prefer_the_shared_source():
             assert np.max(corr**2) > 0.95
 
 
+@pytest.mark.slow
 def test_rff_scores_invariant_to_candidate_scale():
     R_list = _mixed_sources(1, 2000)
     ica = [ica_directions(R, 3, random_state=0)[0] for R in R_list]

@@ -71,6 +71,7 @@ def test_set_params_reaches_the_fields():
         CREATOR(4).set_params(refine__order_branches=-1)
 
 
+@pytest.mark.slow
 def test_grid_search_over_a_refine_field(sim):
     X, env = sim.stacked()
 
@@ -111,6 +112,7 @@ def test_options_are_frozen_and_checked():
         CREATOR(3, refine="none").fit(np.zeros((30, 3)), environments=np.repeat([0, 1, 2], 10))
 
 
+@pytest.mark.slow
 def test_refine_none_and_auto_are_their_options(sim):
     def fit(**kw):
         return _quiet_fit(CREATOR(3, random_state=0, **kw), sim.X)

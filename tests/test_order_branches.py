@@ -62,6 +62,7 @@ def test_auto_branches_with_seven_to_fifteen_latents_enough_environments_and_a_r
     assert count(0, 10, 10) == 0
 
 
+@pytest.mark.slow
 def test_auto_is_off_at_five_latents_and_the_record_is_none(data):
     a, b = _fit(data), _fit(data, refine=RefineOptions(order_branches=0))
     assert a.diagnostics_["order_branches"] is None
@@ -82,6 +83,7 @@ def test_auto_at_seven_latents_is_two_branches():
     np.testing.assert_array_equal(auto.components_, two.components_)
 
 
+@pytest.mark.slow
 def test_the_kept_model_is_the_branch_with_the_lowest_score(data):
     base = _fit(data)
     branched = _fit(data, refine=RefineOptions(order_branches=2))
@@ -111,6 +113,7 @@ def test_the_kept_model_is_the_branch_with_the_lowest_score(data):
     assert fitted_score(covs, n_rows, branched.adjacency_matrix_) < record["base_score"]
 
 
+@pytest.mark.slow
 def test_branches_are_reproducible_and_leave_the_input_alone(data):
     before = [x.copy() for x in data]
     a = _fit(data, refine=RefineOptions(order_branches=1))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from creator_plugin import CREATOR, OrderingOptions, metrics, simulate
+from creator_plugin import CREATOR, OrderingOptions, simulate
 from creator_plugin.joint_ica import _ordered_contrast, polish_directions
 from creator_plugin.ordering import ordered_noises, topological_ordering
 from creator_plugin.preprocessing import reduce_environments
@@ -121,6 +121,7 @@ def test_two_stage_polish_reaches_the_all_row_maximum_in_fewer_all_row_evaluatio
     assert polish_directions(X_red, start)[1] == info_one
 
 
+@pytest.mark.slow
 def test_two_stage_polish_at_the_default_tolerance_saves_all_row_evaluations():
     _, X_red = _reduced(2, n=4000)
     start = topological_ordering(X_red, random_state=2, polish=False).alphas
@@ -172,21 +173,6 @@ def test_estimator_polish_defaults_and_diagnostics():
     assert off.diagnostics_["polish"] is None
     paper = CREATOR.paper(3, random_state=0).fit([x[:200] for x in sim.X])
     assert paper.diagnostics_["polish"] is None  # the paper's algorithm has no polish
-
-
-@pytest.mark.slow
-def test_polish_improves_accuracy_at_d5():
-    # 30 seeds: SHD 0.43 without the polish, 0.23 with it (re-estimating at
-    # every step or not). Seeds 0-9 alone are too few: with
-    # refine_min_sources=4 the two tie there (0.4).
-    shd = {False: [], True: []}
-    for seed in range(30):
-        sim = simulate(5, 5, 1000, random_state=seed)
-        for polish in shd:
-            m = CREATOR(5, ordering=OrderingOptions(polish=polish), random_state=seed,
-                        quality=False).fit(sim.X)
-            shd[polish].append(metrics.evaluate_model(m, sim)["shd"])
-    assert np.mean(shd[True]) < np.mean(shd[False])
 
 
 @pytest.mark.parametrize("bad", [1, "yes", 0.0])

@@ -134,6 +134,7 @@ def test_unrelated_column_found_when_p_exceeds_the_rows(fit_recording):
     assert len(model.diagnostics_["explained_variance"]) == 240
 
 
+@pytest.mark.slow
 def test_tall_and_wide_routes_agree_with_a_dense_svd():
     """The TSQR factor (used when p <= N) and the Gram matrix (p > N) both give Z's spectrum."""
     sim = simulate(3, 3, 60, n_features=150, measurement_noise=0.1, random_state=5)

@@ -487,6 +487,7 @@ def test_weak_effects_are_flagged_only_when_the_latents_are_dependent():
     assert "invariant_mechanisms" in verdict.kinds
 
 
+@pytest.mark.slow
 def test_a_fit_whose_every_weight_is_small_is_flagged_weak_effects():
     from creator_plugin.simulation import simulate_family
 

@@ -26,6 +26,7 @@ def _tool():
     return module
 
 
+@pytest.mark.slow
 def test_reference_is_small_and_complete():
     tool = _tool()
     assert tool.REFERENCE.stat().st_size < 2_000_000

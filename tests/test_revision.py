@@ -141,6 +141,7 @@ def test_the_option_needs_the_residual_rule_and_auto_skips_the_rank_rules():
             assert model.fit(sim.X).diagnostics_["graph_revision"] is None
 
 
+@pytest.mark.slow
 def test_auto_revises_only_with_enough_environments():
     # "auto" skips the revision below REVISION_MIN_ENVIRONMENTS environments;
     # True revises at any number, and the threshold is the boundary.
@@ -159,6 +160,7 @@ def test_auto_revises_only_with_enough_environments():
                 np.testing.assert_array_equal(auto.adjacency_matrix_, forced.adjacency_matrix_)
 
 
+@pytest.mark.slow
 def test_a_fit_with_a_missed_edge_is_revised_and_its_record_is_consistent():
     # heavy_tails seed 21 (a tuning seed of the option's design): the default's
     # graph misses one edge (SHD 1); the revision adds it (SHD 0).
@@ -200,6 +202,7 @@ def test_a_revised_fit_saves_and_loads_with_its_record(tmp_path):
         "graph_revision"]["flips"]
 
 
+@pytest.mark.slow
 def test_the_revision_reads_the_corrected_moments_with_measurement_noise(monkeypatch):
     # measured family (p = 16 > d = 4), seed 11: with the measurement-noise
     # correction the default misses one edge and the revision adds it.
