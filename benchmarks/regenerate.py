@@ -116,9 +116,9 @@ def smoke_command(command: str) -> str:
     Seed counts (``--seeds N``, a range ``--seeds A-B``, the count of the
     ``run SET FIRST COUNT OUT`` scripts, the seed list of
     ``outlier_anatomy.py``) become one seed; ``--n``/``--ns`` at most 300 rows,
-    ``--d`` at most 10 and ``--ds`` its smallest value; ``scaling.py`` gets
-    two small sizes. Every ``benchmarks/results/...`` path a writing command
-    names (``--out``, ``--csv``, ``--figure``, ``>``, the rows of a ``run``)
+    ``--d`` at most 10 (5 for ``speed_vs_base.py``) and ``--ds`` its smallest
+    value; ``scaling.py`` gets two small sizes. Every ``benchmarks/results/...``
+    path a writing command names (``--out``, ``--csv``, ``--figure``, ``>``, the rows of a ``run``)
     and every ``R=benchmarks/results/...`` prefix moves under ``smoke/``, as
     does every ``/tmp/`` path; ``zoo.py run`` without ``--out`` gets one. The
     command is meant to run from the root of a copy (see :func:`smoke_copy`).
@@ -153,6 +153,8 @@ def _smoke_scripts(line: str) -> str:
             args = [args[0], args[1], args[-1]]
         if name == "scaling.py":
             args += ["--values", "300", "1000"]
+        if name == "speed_vs_base.py" and "--d" in args:  # a timing script: any size runs it
+            args[args.index("--d") + 1] = "5"
         if name == "zoo.py" and args and args[0] == "run" and "--out" not in args:
             args += ["--out", "smoke/zoo_run.jsonl"]
         rest = " ".join(args)
@@ -168,13 +170,15 @@ def _smoke_scripts(line: str) -> str:
 
 
 def smoke_copy(root: Path = ROOT) -> Path:
-    """A temporary folder holding copies of ``benchmarks/`` and ``examples/``, and
+    """A temporary folder holding copies of ``benchmarks/`` and ``examples/``, a link to
+    the checkout's package (``speed_vs_base.py --base .`` imports it from there), and
     ``smoke/`` with the folders of ``benchmarks/results`` (empty) and ``tmp/``."""
     tmp = Path(tempfile.mkdtemp(prefix="creator-smoke-"))
     for folder in ("benchmarks", "examples"):
         if (root / folder).is_dir():
             shutil.copytree(root / folder, tmp / folder,
                             ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp / "creator_plugin").symlink_to(root / "creator_plugin", target_is_directory=True)
     for d in [root / "benchmarks" / "results", *(root / "benchmarks" / "results").rglob("*")]:
         if d.is_dir():
             (tmp / "smoke" / d.relative_to(root)).mkdir(parents=True, exist_ok=True)

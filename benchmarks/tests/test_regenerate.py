@@ -98,7 +98,6 @@ SMOKE = [
     "agreement_level_d.py run --simulator package --ds 10,5,7",
     "agreement_level_d.py compare",
     "prune_level_K.py summary",
-    "branch_check.py summary",
     "quality.py --workload default",
     "verdict_checks.py",
     "select_n_latent_small_p.py off_by_one",
@@ -106,7 +105,7 @@ SMOKE = [
     "buried_noise_probe.py",
     "tune_defaults.py --seeds 50 --grid",
     "peers.py --table benchmarks/results/peers/paper_preset_n250.csv",
-    "speed_vs_base.py --d 10 --n 5000 --edge-prob 0.2 --seeds 50000-50002 --repeats 1",
+    "speed_vs_base.py --base . --params",
 ]
 
 
