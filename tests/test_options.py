@@ -174,3 +174,14 @@ def test_options_are_saved_as_their_fields(sim, tmp_path):
     loaded = CREATOR.load(tmp_path / "m.npz")  # allow_pickle=False
     assert loaded.get_params() == model.get_params()
     np.testing.assert_array_equal(loaded.transform(sim.X[0]), model.transform(sim.X[0]))
+    # a file naming another options class, or a field out of range, is refused
+    with np.load(tmp_path / "m.npz") as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    for change, match in ((("refine", "__options__", "Evil"), "unknown options class"),
+                          (("ordering", "polish", "yes"), "'polish' parameter")):
+        bad = json.loads(json.dumps(meta))
+        bad["params"][change[0]][change[1]] = change[2]
+        arrays["__metadata__"] = np.frombuffer(json.dumps(bad).encode(), np.uint8)
+        np.savez(tmp_path / "bad.npz", **arrays)
+        with pytest.raises(ValueError, match=match):
+            CREATOR.load(tmp_path / "bad.npz")
