@@ -47,8 +47,11 @@ __all__ = [
     "topological_ordering",
 ]
 
-#: Rows per environment FastICA proposes candidate directions from when the
-#: refinement re-estimates them on every row (``n_reestimate > 0``).
+#: Rows FastICA proposes candidate directions from when the refinement
+#: re-estimates them on every row (``n_reestimate > 0``): at most this many
+#: per environment and, evenly spaced in every environment, about this many
+#: in all (a bound on the candidates' cost, which grows with the environments:
+#: K FastICA fits a step).
 ICA_MAX_ROWS = 100_000
 
 
@@ -342,7 +345,8 @@ def topological_ordering(
         and keep the best re-estimate; ``0`` runs the paper's step unchanged
         (the best raw candidate wins). With ``n_reestimate > 0`` FastICA proposes
         the candidates from at most :data:`ICA_MAX_ROWS` evenly spaced rows
-        per environment; scores, re-estimation and polish use every row.
+        per environment and about as many in all; scores, re-estimation and
+        polish use every row.
     reestimate_min_sources : int, default=4
         Re-estimate jointly only at the first step and at steps with at
         least this many sources left; elsewhere the best-scored start is
@@ -445,11 +449,12 @@ def _ordering_step(X_red: list[np.ndarray], grams: list[np.ndarray], maps: list[
     # One environment's residuals at a time next to FastICA's copies of
     # them; all environments' only afterwards, for the scores. With the
     # refinement the ICA's directions are only starts (scored, refined and
-    # polished on every row), so FastICA sees at most ICA_MAX_ROWS evenly
-    # spaced rows (a view).
+    # polished on every row), so FastICA sees evenly spaced rows (a view), at
+    # most ICA_MAX_ROWS per environment and about as many in all.
+    every = -(-sum(x.shape[0] for x in X_red) // ICA_MAX_ROWS)
     for x, P in zip(X_red, residual_maps_used):
         if settings["n_reestimate"] > 0:
-            x = x[:: -(-x.shape[0] // ICA_MAX_ROWS)]
+            x = x[:: max(-(-x.shape[0] // ICA_MAX_ROWS), every)]
         dirs, ok = ica_directions(
             x if P is None else x @ P, m, random_state=draw_seed(rng), **settings["ica"])
         not_converged += not ok
