@@ -513,3 +513,35 @@ def test_the_rank_rules_skip_the_effect_strength_check():
     quality = model.diagnostics_["quality"]
     assert "effect_strength" not in quality["checks"]
     assert "weak_effects" not in [i["kind"] for i in quality["issues"]]
+
+
+def test_homogeneity_pairwise_form_equals_the_products_form(monkeypatch):
+    # Beyond HOMOGENEITY_MAX_OPERATIONS the test forms no q x q covariance: the
+    # statistic and the reference's trace are the same numbers from every row,
+    # and the squared Frobenius norm is the pairs' unbiased mean, which on
+    # every row relates to the products' (plug-in) form exactly:
+    # N^2 F_plugin = N (N - 1) F_pairs + sum_r |v_r|^4.
+    import creator_plugin.quality as quality
+    from creator_plugin.quality import _distinct_products, _whiten
+
+    rng = np.random.default_rng(11)
+    data = [rng.laplace(size=(n, 4)) @ rng.normal(size=(4, 4)) for n in (300, 250, 400)]
+    exact = homogeneity_test(data)
+    monkeypatch.setattr(quality, "HOMOGENEITY_MAX_OPERATIONS", 0)
+    pairs = homogeneity_test(data)
+    assert pairs["statistic"] == pytest.approx(exact["statistic"], rel=1e-10)
+    K, N = 3, 950
+    trace = lambda r: r["scale"] * r["df"] / (K - 1)  # noqa: E731
+    assert trace(pairs) == pytest.approx(trace(exact), rel=1e-10)
+    Z = _whiten(np.vstack([Y - Y.mean(axis=0) for Y in data]))
+    i, j = np.triu_indices(4)
+    v = _distinct_products(Z) - (i == j)
+    v -= v.mean(axis=0)
+    frob = lambda r: trace(r) ** 2 * (K - 1) / r["df"]  # noqa: E731
+    fourth = float(np.sum(np.sum(v**2, axis=1) ** 2))
+    assert N * N * frob(exact) == pytest.approx(N * (N - 1) * frob(pairs) + fourth, rel=1e-9)
+    # evenly spaced rows estimate the same norm (heavy tails: a few per cent)
+    monkeypatch.setattr(quality, "HOMOGENEITY_PAIR_ROWS", 475)
+    fewer = homogeneity_test(data)
+    assert fewer["statistic"] == pairs["statistic"]
+    assert frob(fewer) == pytest.approx(frob(pairs), rel=0.25)
