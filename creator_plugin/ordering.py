@@ -344,9 +344,7 @@ def topological_ordering(
         different sources from all environments jointly (:func:`_reestimate`)
         and keep the best re-estimate; ``0`` runs the paper's step unchanged
         (the best raw candidate wins). With ``n_reestimate > 0`` FastICA proposes
-        the candidates from at most :data:`ICA_MAX_ROWS` evenly spaced rows
-        per environment and about as many in all; scores, re-estimation and
-        polish use every row.
+        the candidates from evenly spaced rows (:data:`ICA_MAX_ROWS`); the rest uses every row.
     reestimate_min_sources : int, default=4
         Re-estimate jointly only at the first step and at steps with at
         least this many sources left; elsewhere the best-scored start is
