@@ -177,11 +177,12 @@ def test_ill_conditioned_d10_models_are_fitted(seed, fit):
     """Chains of large weights at d = K = 10, n = 2000: seed 1006's pooled data have a
     smallest eigenvalue 2e-14 of the largest (once refused as rank deficient), and at
     seed 1001 a descent start has almost no variance in one environment (its Q was
-    singular). Both are well posed and are fitted."""
+    singular). Both are well posed and are fitted. The failures were in the reduction and
+    the descent, so the core alone is fitted (the optional steps cost minutes here)."""
     from creator_plugin import metrics
 
     sim = simulate(10, 10, 2000, setting=1, edge_prob=0.5, random_state=seed)
-    model = fit(sim.X, 10, random_state=seed)
+    model = fit(sim.X, 10, refine=None, random_state=seed)
     scores = metrics.evaluate_model(model, sim)
     assert scores["shd"] <= 3 and scores["locr2"] > 0.9
 

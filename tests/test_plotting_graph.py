@@ -33,7 +33,8 @@ def fitted(request):
     cols = [f"m{j}_{'abcdefgh'[j % 8] * (1 + j % 3)}" for j in range(3 * d)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = CREATOR(n_latent=d, random_state=0).fit(
+        # the pictures need a fitted model, not the optional steps' accuracy
+        model = CREATOR(n_latent=d, refine=None, random_state=0).fit(
             [pd.DataFrame(x, columns=cols) for x in sim.X])
     fig = plot_graph(model)
     fig.canvas.draw()
