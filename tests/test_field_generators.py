@@ -83,3 +83,14 @@ def test_regime_names_the_targets_and_stays_quiet_on_heterogeneous_data():
 
     het = simulate(4, 6, 2000, random_state=0)
     assert interventional_regime(_latent_moments(het.Y), gaussian=False) is None
+
+
+def test_umni_crl_is_a_bench_method(capsys):
+    from creator_plugin.benchmark.baselines import METHODS
+    from creator_plugin.cli import main
+
+    assert METHODS["UMNI-CRL (hard)"] is fit_umni_crl
+    assert METHODS["UMNI-CRL (soft)"] is fit_umni_crl_soft
+    assert main(["bench", "--list-methods"]) == 0
+    out = capsys.readouterr().out
+    assert "\nUMNI-CRL (hard):" in out and "\nUMNI-CRL (soft):" in out

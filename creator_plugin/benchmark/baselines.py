@@ -102,6 +102,7 @@ from .lincd import fit_lincd
 from .lscale import fit_lscale_i, fit_lscale_i_soft
 from .ordering_cache import ordering_for
 from .rlcd import fit_rlcd
+from .umni_crl import fit_umni_crl, fit_umni_crl_soft
 
 try:  # optional (the ``bench`` extra); imported here so no fit's wall time includes it
     import lingam
@@ -446,6 +447,8 @@ METHODS: dict[str, Fit] = {
     "LinCD": fit_lincd,
     "LSCALE-I (hard)": fit_lscale_i,
     "LSCALE-I (soft)": fit_lscale_i_soft,
+    "UMNI-CRL (hard)": fit_umni_crl,
+    "UMNI-CRL (soft)": fit_umni_crl_soft,
     "RLCD": fit_rlcd,
 }
 
