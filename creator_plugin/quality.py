@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ._passes import row_blocks, scratch_array
+from ._passes import BLOCK_ELEMENTS, row_blocks, scratch_array
 from .dimension import n_latent_evidence
 from .ordering import fastica_logcosh
 from .sem import centred_scatter
@@ -436,8 +436,9 @@ def _homogeneity_pairwise(data: list[np.ndarray]) -> dict:
     a = -r2 - mu  # the terms of one row
     const = d + float(np.sum(Mbar**2))
     total = 0.0
-    for start in range(0, M, _PAIR_BLOCK * 4):
-        block = slice(start, min(start + _PAIR_BLOCK * 4, M))
+    rows_per_block = max(1, BLOCK_ELEMENTS // (2 * M))  # blocks of at most 4 MB
+    for start in range(0, M, rows_per_block):
+        block = slice(start, min(start + rows_per_block, M))
         G = Zs[block] @ Zs.T
         np.square(G, out=G)
         G += a[block, None]
