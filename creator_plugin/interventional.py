@@ -34,10 +34,12 @@ nodes per environment (``[]`` for the observational one).
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from ._random import as_generator
-from .simulation import FAMILIES, NOISE_DISTRIBUTIONS, Simulation, check_simulation_size
+from ._simdata import NOISE_DISTRIBUTIONS, Simulation, check_simulation_size
 
 __all__ = [
     "INTERVENTIONAL_FAMILIES",
@@ -241,10 +243,9 @@ def simulate_multi_node(
 # The same data models as named workload families of the zoo
 # (:data:`creator_plugin.simulation.FAMILIES`), with the zoo's signature
 # ``fn(n_latent, n_environments, n_samples, *, n_features=None,
-# random_state=None)``. They are registered here, not in simulation.py,
-# because this module builds on simulation.py (one import direction); the
-# package's ``__init__`` imports this module, so the registry is complete
-# whenever ``creator_plugin`` is imported.
+# random_state=None)``; :mod:`creator_plugin.simulation` lists them in its
+# read-only FAMILIES (this module builds on :mod:`creator_plugin._simdata`
+# only, so the import runs one way).
 # ---------------------------------------------------------------------------
 
 
@@ -307,11 +308,10 @@ def family_multi_node(n_latent=5, n_environments=None, n_samples=1000, *, n_feat
 
 
 #: The interventional families: name -> generator (also in
-#: :data:`creator_plugin.simulation.FAMILIES` and ``FLAG_FAMILIES``).
-INTERVENTIONAL_FAMILIES = {
+#: :data:`creator_plugin.simulation.FAMILIES` and ``FLAG_FAMILIES``; read-only).
+INTERVENTIONAL_FAMILIES = MappingProxyType({
     "single_node_hard": family_single_node_hard,
     "single_node_hard_laplace": family_single_node_hard_laplace,
     "single_node_soft": family_single_node_soft,
     "multi_node": family_multi_node,
-}
-FAMILIES.update(INTERVENTIONAL_FAMILIES)
+})

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from scipy import stats
 
 from ._random import as_generator
+from ._simdata import NOISE_DISTRIBUTIONS, Simulation, check_simulation_size
 from ._validation import check_memory
+from .field_generators import FIELD_GENERATORS
+from .interventional import INTERVENTIONAL_FAMILIES
 
 __all__ = [
     "Simulation",
@@ -36,69 +39,6 @@ WEIGHT_DISTRIBUTIONS = {
     "gamma3": lambda rng, size: rng.gamma(3.0, 1.0, size),
 }
 
-# Non-Gaussian noise laws (standardised to mean 0, variance 1 after drawing).
-NOISE_DISTRIBUTIONS = {
-    "laplace": lambda rng, n: rng.laplace(0.0, 1.0, n),
-    "uniform": lambda rng, n: rng.uniform(-1.0, 1.0, n),
-    "exponential": lambda rng, n: rng.exponential(1.0, n),
-    "gumbel": lambda rng, n: rng.gumbel(0.0, 1.0, n),
-    "beta": lambda rng, n: rng.beta(0.5, 0.5, n),
-    "chi2_1": lambda rng, n: rng.chisquare(1, n),
-    "gamma3": lambda rng, n: rng.gamma(3.0, 1.0, n),
-    "student_t5": lambda rng, n: rng.standard_t(5, n),
-    "lognormal": lambda rng, n: rng.lognormal(0.0, 0.5, n),
-    "bimodal": lambda rng, n: rng.normal(0, 0.3, n) + rng.choice([-1.0, 1.0], n),
-}
-
-
-@dataclass
-class Simulation:
-    """Simulated data and its ground truth.
-
-    Attributes
-    ----------
-    X : list of ndarray (n, p)
-        Observations per environment.
-    adjacency : ndarray (d, d) of int
-        True DAG, ``[i, j] == 1`` iff latent i -> latent j.
-    W : list of ndarray (d, d)
-        Per-environment weights (same convention).
-    Omega : list of ndarray (d, d)
-        Per-environment diagonal noise scales.
-    H : ndarray (p, d)
-        Mixing matrix, ``x = H y``.
-    Y : list of ndarray (n, d)
-        True latent features.
-    Z : list of ndarray (n, d)
-        Standardised exogenous noise, ``y = W^T y + Omega z``.
-    causal_order : list of int
-        A topological order of the true DAG.
-    noise_laws : list of list of str
-        ``noise_laws[k][i]``: law of noise i in environment k.
-    weight_laws : list of str
-        Law used for each environment's weight matrix.
-    params : dict
-        The arguments of :func:`simulate`.
-    """
-
-    X: list[np.ndarray]
-    adjacency: np.ndarray
-    W: list[np.ndarray]
-    Omega: list[np.ndarray]
-    H: np.ndarray
-    Y: list[np.ndarray]
-    Z: list[np.ndarray]
-    causal_order: list[int]
-    noise_laws: list[list[str]]
-    weight_laws: list[str]
-    params: dict = field(default_factory=dict)
-
-    def stacked(self) -> tuple[np.ndarray, np.ndarray]:
-        """One ``(sum n_k, p)`` array plus the environment label of each row."""
-        labels = np.concatenate([np.full(x.shape[0], k) for k, x in enumerate(self.X)])
-        return np.vstack(self.X), labels
-
-
 def _standardise(e: np.ndarray) -> np.ndarray:
     return (e - e.mean()) / e.std()
 
@@ -111,39 +51,6 @@ def _whole(value, name: str, low: int) -> int:
     if int(value) < low:
         raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
     return int(value)
-
-
-def _simulation_bytes(n_latent: int, n_environments: int, n_samples: int,
-                      n_features: int) -> int:
-    """Bytes a simulation of ``n_environments`` x ``n_samples`` rows holds at its peak.
-
-    Per environment W_k, Omega_k and (I - W_k)^{-1} (d x d), Y_k, Z_k and X_k
-    (rows x (2d + p)) and one environment's temporaries, plus H (p x d), the
-    graph's draws and about 1 KiB of Python objects per environment.
-    """
-    d, K, n, p = n_latent, n_environments, n_samples, n_features
-    return 8 * (d * d * (3 + 3 * K) + p * d + K * n * (2 * d + p) + n * (d + p)) + 1024 * K
-
-
-def check_simulation_size(call: str, n_latent: int, n_environments: int, n_samples,
-                          n_features: int) -> None:
-    """Refuse a simulation larger than the physical memory before drawing anything.
-
-    ``n_samples`` is an int or a list (its mean size per environment is
-    used); the message names the argument to lower.
-    """
-    shown = None
-    if np.isscalar(n_samples):
-        n = int(n_samples)
-    else:
-        sizes = [int(v) for v in n_samples]
-        n = -(-sum(sizes) // max(len(sizes), 1))
-        shown = {"n_samples": f"n_samples of {sum(sizes)} rows in all"}
-    check_memory(call, _simulation_bytes,
-                 {"n_latent": n_latent, "n_environments": n_environments, "n_samples": n,
-                  "n_features": n_features},
-                 {"n_latent": 1, "n_environments": 2, "n_samples": 2, "n_features": n_latent},
-                 shown)
 
 
 def _check_numbers(*, edge_prob=0.5, measurement_noise=0.0, weight_scale=1.0,
@@ -667,8 +574,12 @@ def family_discrete_noise(n_latent=5, n_environments=5, n_samples=1000, *, n_fea
 
 
 #: The zoo: family name -> generator
-#: ``fn(n_latent, n_environments, n_samples, *, n_features=None, random_state=None)``.
-FAMILIES = {
+#: ``fn(n_latent, n_environments, n_samples, *, n_features=None, random_state=None)``:
+#: the families above and the interventional ones (an observational environment
+#: plus single- or multi-node interventions: the data models of LinCD, LSCALE-I
+#: and UMNI-CRL, :data:`creator_plugin.interventional.INTERVENTIONAL_FAMILIES`).
+#: Read-only: nothing adds to it at import or run time.
+FAMILIES = MappingProxyType({
     "paper": family_paper,
     "heavy_tails": family_heavy_tails,
     "wide_scales": family_wide_scales,
@@ -678,24 +589,23 @@ FAMILIES = {
     "near_gaussian": family_near_gaussian,
     "weak_weights": family_weak_weights,
     "discrete_noise": family_discrete_noise,
-}
+    **INTERVENTIONAL_FAMILIES,
+})
 
-# The interventional families (an observational environment plus single- or
-# multi-node interventions: the data models of LinCD, LSCALE-I and UMNI-CRL)
-# are added to FAMILIES by creator_plugin.interventional, which builds on this
-# module; importing creator_plugin imports it.
+#: The field's own generators (LinCD's, LSCALE-I's, UMNI-CRL's and Multi-Node-CRL's,
+#: :mod:`creator_plugin.field_generators`), families of :func:`simulate_family` too,
+#: which take a ``noise`` law.
+FIELD_FAMILIES = tuple(FIELD_GENERATORS)
 
 #: Families whose fits a verdict should flag rather than trust (the others are
 #: clearly non-Gaussian with heterogeneous weights, where CREATOR should fit).
 #: The interventional ones are outside CREATOR's heterogeneity condition:
 #: only the intervened nodes change between environments.
-#: The field's own generators (LinCD's, LSCALE-I's, UMNI-CRL's and Multi-Node-CRL's),
-#: registered in FAMILIES by :mod:`creator_plugin.benchmark.field_generators`
-#: when it is imported (:func:`simulate_family` imports it for these names).
-FIELD_FAMILIES = ("lincd", "lscale_i", "umni_crl", "multi_node_crl")
-
 FLAG_FAMILIES = ("near_gaussian", "weak_weights", "discrete_noise", "single_node_hard",
                  "single_node_hard_laplace", "single_node_soft", "multi_node")
+
+#: Every family :func:`simulate_family` draws, by name.
+_GENERATORS = MappingProxyType({**FAMILIES, **FIELD_GENERATORS})
 
 
 def simulate_family(
@@ -722,7 +632,8 @@ def simulate_family(
         ``"single_node_hard_laplace"``, ``"single_node_soft"`` (Laplace) and
         ``"multi_node"`` (Laplace): an observational environment 0 plus
         interventions that change only the intervened nodes
-        (:mod:`creator_plugin.interventional`; also flag families).
+        (:mod:`creator_plugin.interventional`; also flag families);
+        or a name of :data:`FIELD_FAMILIES`, the field's own generators.
         Each family's generator documents its laws.
     n_latent : int, default=5
     n_environments : int, optional
@@ -738,7 +649,7 @@ def simulate_family(
     noise : {"gaussian", "laplace"}, optional
         For the field's own generators only (:data:`FIELD_FAMILIES`:
         ``"lincd"``, ``"lscale_i"``, ``"umni_crl"``, ``"multi_node_crl"``,
-        :mod:`creator_plugin.benchmark.field_generators`); default
+        :mod:`creator_plugin.field_generators`); default
         ``"gaussian"``, the authors' law.
 
     Returns
@@ -753,10 +664,8 @@ def simulate_family(
     >>> len(sim.X), sim.X[0].shape
     (3, (200, 4))
     """
-    if family in FIELD_FAMILIES:
-        from .benchmark import field_generators  # noqa: F401 (registers them in FAMILIES)
-    if not isinstance(family, str) or family not in FAMILIES:
-        names = sorted({*FAMILIES, *FIELD_FAMILIES})
+    if not isinstance(family, str) or family not in _GENERATORS:
+        names = sorted(_GENERATORS)
         raise ValueError(f"family must be one of {names}, got {family!r}.")
     extra = {}
     if noise is not None:
@@ -766,7 +675,7 @@ def simulate_family(
         extra["noise"] = noise
     if n_environments is None:
         # each generator's own default (5, or n_latent + 1 for the interventional ones)
-        return FAMILIES[family](n_latent, n_samples=n_samples, n_features=n_features,
-                                random_state=random_state, **extra)
-    return FAMILIES[family](n_latent, n_environments, n_samples, n_features=n_features,
-                            random_state=random_state, **extra)
+        return _GENERATORS[family](n_latent, n_samples=n_samples, n_features=n_features,
+                                   random_state=random_state, **extra)
+    return _GENERATORS[family](n_latent, n_environments, n_samples, n_features=n_features,
+                               random_state=random_state, **extra)

@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from creator_plugin import CREATOR, _validation, simulate
+from creator_plugin._simdata import simulation_bytes
 from creator_plugin.interventional import simulate_multi_node, simulate_single_node
-from creator_plugin.simulation import _simulation_bytes, simulate_dask, simulate_family
+from creator_plugin.simulation import simulate_dask, simulate_family
 
 QUICK = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                  suppress_health_check=list(HealthCheck))
@@ -92,7 +93,7 @@ def test_intervene_observations_refuses_before_sampling(monkeypatch):
        extra=st.integers(0, 12), limit=st.integers(1 << 16, 16 << 20))
 def test_refused_exactly_when_the_estimate_exceeds_the_limit(d, K, n, extra, limit):
     p = d + extra
-    estimate = _simulation_bytes(d, K, n, p)
+    estimate = simulation_bytes(d, K, n, p)
     original = _validation.physical_memory_bytes
     _validation.physical_memory_bytes = lambda: limit
     try:

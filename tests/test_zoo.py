@@ -78,6 +78,26 @@ def test_bad_family_arguments():
     assert set(FLAG_FAMILIES) <= set(FAMILIES)
 
 
+
+def test_family_registries_are_read_only_and_no_import_or_call_changes_them():
+    """The zoo's families are fixed: the field's generators, imported or drawn, add nothing."""
+    import importlib
+
+    from creator_plugin.interventional import INTERVENTIONAL_FAMILIES
+    from creator_plugin.simulation import FIELD_FAMILIES
+
+    before = dict(FAMILIES)
+    importlib.import_module("creator_plugin.benchmark.field_generators")
+    importlib.import_module("creator_plugin.field_generators")
+    sim = simulate_family("lincd", 3, None, 50, random_state=0)
+    assert sim.params["family"] == "lincd"
+    assert dict(FAMILIES) == before
+    assert not set(FIELD_FAMILIES) & set(FAMILIES)
+    for registry in (FAMILIES, INTERVENTIONAL_FAMILIES):
+        with pytest.raises(TypeError):
+            registry["lincd"] = None
+
+
 def test_family_cells_run_in_the_benchmark_grid():
     cells = simulation_cells([3], Ks=[3], ns=[300], families=["paper", "discrete_noise"])
     assert [c["family"] for c in cells] == ["paper", "discrete_noise"]

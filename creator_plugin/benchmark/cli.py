@@ -97,8 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "paper, heavy_tails, wide_scales, signed_weights, measured, unequal_n, "
                           "near_gaussian, weak_weights, discrete_noise, and the interventional "
                           "single_node_hard, single_node_hard_laplace, single_node_soft, "
-                          "multi_node, and the field's own generators lincd, lscale_i, "
-                          "umni_crl, multi_node_crl); one cell per family")
+                          "multi_node; and the field's own generators, FIELD_FAMILIES: lincd, "
+                          "lscale_i, umni_crl, multi_node_crl); one cell per family")
     sim.add_argument("--noise", nargs="+", default=None, choices=("gaussian", "laplace"),
                      help="noise law of the field's own generators (lincd, lscale_i, umni_crl, "
                           "multi_node_crl; default gaussian, the authors'); one cell per law")

@@ -257,7 +257,7 @@ def simulation_cells(
         raise ValueError("noises: only the field's families take a noise law (give families).")
     if families is not None:
         from ..simulation import FAMILIES, FIELD_FAMILIES
-        from . import field_generators  # noqa: F401 (registers the field's families)
+        from . import field_generators
 
         if noises is not None:
             other = [f for f in families if f not in FIELD_FAMILIES]
@@ -268,10 +268,10 @@ def simulation_cells(
             if bad:
                 raise ValueError(f"noises: unknown noise {bad[0]!r}; choose from "
                                  f"{list(field_generators.NOISES)}.")
-        unknown = [f for f in families if f not in FAMILIES]
+        unknown = [f for f in families if f not in FAMILIES and f not in FIELD_FAMILIES]
         if unknown:
             raise ValueError(f"families: unknown family {unknown[0]!r}; choose from "
-                             f"{sorted(FAMILIES)}.")
+                             f"{sorted({*FAMILIES, *FIELD_FAMILIES})}.")
         if (tuple(settings) != (1,) or tuple(edge_probs) != (0.5,)
                 or tuple(measurement_noises) != (0.0,) or mixing != "gaussian"):
             raise ValueError("families: a family fixes its own setting, edge probability, "
