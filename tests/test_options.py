@@ -152,11 +152,15 @@ def test_a_model_file_of_f741e1b_with_options_loads_and_refits_the_same(sim):
                              disentangle=True, measurement_noise=True)).get_params()
     expected = np.load(DATA / "model_f741e1b_options_expected.npz")
     np.testing.assert_array_equal(model.transform(expected["rows"]), expected["latents"])
-    refit = _quiet_fit(clone(model), sim.X)  # the same data: the same numbers
-    np.testing.assert_array_equal(refit.components_, model.components_)
+    # The same data: the same graph and, to the rounding that SciPy's public BFGS and
+    # L-BFGS-B calls moved since f741e1b (tests/identity/refactor_identity.py), the same
+    # numbers.
+    refit = _quiet_fit(clone(model), sim.X)
+    np.testing.assert_allclose(refit.components_, model.components_, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(refit.adjacency_matrix_, expected["adjacency"])
-    np.testing.assert_array_equal(refit.diagnostics_["measurement_noise"]["noise_shares"],
-                                  model.diagnostics_["measurement_noise"]["noise_shares"])
+    np.testing.assert_allclose(refit.diagnostics_["measurement_noise"]["noise_shares"],
+                               model.diagnostics_["measurement_noise"]["noise_shares"],
+                               rtol=1e-10, atol=1e-12)
 
 
 def test_options_are_saved_as_their_fields(sim, tmp_path):
