@@ -506,36 +506,8 @@ def layered_layout(
     """
     names = [str(s) for s in names]
     n = len(names)
-    if n == 0:
-        raise ValueError("names is empty: a graph needs at least one node.")
-    edge_list = []
-    for e in edges:
-        u, v = (int(e[0]), int(e[1]))
-        if not (0 <= u < n and 0 <= v < n) or u == v:
-            raise ValueError(f"edge {tuple(e)} must join two distinct nodes of 0..{n - 1}.")
-        edge_list.append((u, v))
-    if len(set(edge_list)) != len(edge_list):
-        raise ValueError("edges holds the same edge twice.")
-    if details is not None and len(details) != n:
-        raise ValueError(f"details has {len(details)} entries; names has {n}.")
-    if not (font_size > 0 and max_text_width > 0):
-        raise ValueError("font_size and max_text_width must be positive.")
-    # A name gets the width of its line; the names of a second line too wide for
-    # it are cut to one common width, the widest that lets the line fit.
-    widths = dict.fromkeys(names, float(max_text_width))
-    rows = [[str(t) for t in row] for row in details] if details is not None else []
-    for row in rows:
-        room = max_text_width - (len(row) - 1) * text_width(", ", font_size)
-        cap = _common_cap([text_width(t, font_size) for t in row], room, 4 * font_size)
-        for t in row:
-            widths[t] = min(widths.get(t, cap), cap)
-    shown = _shorten_unique(widths, font_size)
-    legend = [(shown[t], t) for t in widths if shown[t] != t]
-    lines = [[shown[s]] for s in names]
-    for i, row in enumerate(rows):
-        if row:
-            lines[i].append(", ".join(shown[t] for t in row))
-    labels = ["\n".join(ls) for ls in lines]
+    edge_list = _checked_edges(n, edges, details, font_size, max_text_width)
+    labels, lines, legend = _box_texts(names, details, font_size, max_text_width)
 
     rank = _orientation(n, edge_list, order)
     flipped = [rank[u] > rank[v] for u, v in edge_list]
@@ -552,12 +524,77 @@ def layered_layout(
     g = _Layered(n, oriented, layer, box_w)
     g.reduce_crossings()
     x = g.assign_x()
+    start_x, end_x = _port_positions(g, x, box_w)
 
-    # Ports: out-ports on the bottom of a box ordered by where the edges go next,
-    # in-ports on the top ordered by where they come from.
-    start_x = np.zeros(len(oriented))
-    end_x = np.zeros(len(oriented))
-    for node in range(n):
+    def seg_ends(chain_i):
+        ch = g.chains[chain_i]
+        return [start_x[chain_i]] + [x[it] for it in ch[1:-1]] + [end_x[chain_i]]
+
+    top, bottom, total_h = _bands(g, layer, box_h, seg_ends)
+    cy = (top + bottom) / 2
+    boxes = np.column_stack([x[:n] - box_w / 2, cy[layer] - box_h / 2,
+                             x[:n] + box_w / 2, cy[layer] + box_h / 2])
+    paths = [_edge_path(g, e, seg_ends(e), boxes, top, bottom, flipped[e])
+             for e in range(len(g.chains))]
+
+    left = min(float(boxes[:, 0].min()), min((float(p[:, 0].min()) for p in paths), default=0))
+    right = max(float(boxes[:, 2].max()), max((float(p[:, 0].max()) for p in paths), default=0))
+    boxes[:, [0, 2]] -= left
+    for p in paths:
+        p[:, 0] -= left
+    return GraphLayout(boxes=boxes, labels=labels, edges=edge_list, paths=paths, legend=legend,
+                       width=right - left, height=total_h, font_size=float(font_size))
+
+
+def _checked_edges(n: int, edges, details, font_size: float,
+                   max_text_width: float) -> list[tuple[int, int]]:
+    """The edges as ``(int, int)`` pairs, after checking the arguments of :func:`layered_layout`."""
+    if n == 0:
+        raise ValueError("names is empty: a graph needs at least one node.")
+    edge_list = []
+    for e in edges:
+        u, v = (int(e[0]), int(e[1]))
+        if not (0 <= u < n and 0 <= v < n) or u == v:
+            raise ValueError(f"edge {tuple(e)} must join two distinct nodes of 0..{n - 1}.")
+        edge_list.append((u, v))
+    if len(set(edge_list)) != len(edge_list):
+        raise ValueError("edges holds the same edge twice.")
+    if details is not None and len(details) != n:
+        raise ValueError(f"details has {len(details)} entries; names has {n}.")
+    if not (font_size > 0 and max_text_width > 0):
+        raise ValueError("font_size and max_text_width must be positive.")
+    return edge_list
+
+
+def _box_texts(names: list[str], details, font_size: float, max_text_width: float):
+    """Every box's text (``labels``, and its ``lines``) and the legend of the names cut."""
+    # A name gets the width of its line; the names of a second line too wide for
+    # it are cut to one common width, the widest that lets the line fit.
+    widths = dict.fromkeys(names, float(max_text_width))
+    rows = [[str(t) for t in row] for row in details] if details is not None else []
+    for row in rows:
+        room = max_text_width - (len(row) - 1) * text_width(", ", font_size)
+        cap = _common_cap([text_width(t, font_size) for t in row], room, 4 * font_size)
+        for t in row:
+            widths[t] = min(widths.get(t, cap), cap)
+    shown = _shorten_unique(widths, font_size)
+    legend = [(shown[t], t) for t in widths if shown[t] != t]
+    lines = [[shown[s]] for s in names]
+    for i, row in enumerate(rows):
+        if row:
+            lines[i].append(", ".join(shown[t] for t in row))
+    return ["\n".join(ls) for ls in lines], lines, legend
+
+
+def _port_positions(g: _Layered, x: np.ndarray, box_w: np.ndarray):
+    """x of every chain's start and end port.
+
+    Out-ports on the bottom of a box are ordered by where the edges go next,
+    in-ports on the top by where they come from.
+    """
+    start_x = np.zeros(len(g.chains))
+    end_x = np.zeros(len(g.chains))
+    for node in range(g.n):
         outs = sorted((e for e, ch in enumerate(g.chains) if ch[0] == node),
                       key=lambda e: (x[g.chains[e][1]], x[g.chains[e][-1]], e))
         ins = sorted((e for e, ch in enumerate(g.chains) if ch[-1] == node),
@@ -570,17 +607,18 @@ def layered_layout(
             step = min(PORT_MAX, room / (k - 1)) if k > 1 else 0.0
             for r, e in enumerate(group):
                 target[e] = x[node] + (r - (k - 1) / 2) * step
+    return start_x, end_x
 
-    # Bands and gaps, from the top down (y measured downwards first).
+
+def _bands(g: _Layered, layer: np.ndarray, box_h: np.ndarray, seg_ends):
+    """y (up) of the top and bottom of every layer's band, and the drawing's height.
+
+    The gaps between bands leave every segment a slope of at most
+    ``MAX_SLOPE`` and room where segments cross.
+    """
     band_h = np.zeros(g.n_layers)
-    for v in range(n):
+    for v in range(g.n):
         band_h[layer[v]] = max(band_h[layer[v]], box_h[v])
-
-    def seg_ends(chain_i):
-        ch = g.chains[chain_i]
-        xs = [start_x[chain_i]] + [x[it] for it in ch[1:-1]] + [end_x[chain_i]]
-        return xs
-
     gap_h = np.full(max(g.n_layers - 1, 0), MIN_GAP)
     for e, ch in enumerate(g.chains):
         xs = seg_ends(e)
@@ -588,46 +626,35 @@ def layered_layout(
             k = g.item_layer[ch[s]]
             gap_h[k] = max(gap_h[k], 1.5 * abs(xb - xa) / MAX_SLOPE)
     _room_for_crossings(g, [seg_ends(e) for e in range(len(g.chains))], gap_h, band_h)
+    # From the top down (y measured downwards), then flipped to y up.
     band_top = np.zeros(g.n_layers)
     y = 0.0
     for k in range(g.n_layers):
         band_top[k] = y
         y += band_h[k] + (gap_h[k] if k < g.n_layers - 1 else 0.0)
-    total_h = y
-    # Flip to y up.
-    top = total_h - band_top  # y of the top of every band
-    bottom = top - band_h
-    cy = (top + bottom) / 2
-    boxes = np.column_stack([x[:n] - box_w / 2, cy[layer] - box_h / 2,
-                             x[:n] + box_w / 2, cy[layer] + box_h / 2])
+    top = y - band_top
+    return top, top - band_h, y
 
+
+def _edge_path(g: _Layered, e: int, xs: list[float], boxes: np.ndarray, top: np.ndarray,
+               bottom: np.ndarray, flipped: bool) -> np.ndarray:
+    """The polyline of chain ``e``: cubic curves across the gaps, straight through bands."""
     t = np.linspace(0.0, 1.0, CURVE_POINTS)
     s_curve = 3 * t ** 2 - 2 * t ** 3  # horizontal share of a cubic with vertical ends
-
-    paths = []
-    for e, ch in enumerate(g.chains):
-        xs = seg_ends(e)
-        pts = [(xs[0], boxes[ch[0], 1])]
-        for s in range(len(ch) - 1):
-            k = g.item_layer[ch[s]]
-            ya, yb = bottom[k], top[k + 1]
-            xa, xb = xs[s], xs[s + 1]
-            if pts[-1][1] > ya + 1e-6:
-                pts.append((xa, ya))
-            pts.extend(zip((xa + (xb - xa) * s_curve[1:]).tolist(),
-                           (ya + (yb - ya) * t[1:]).tolist()))
-            if s + 1 < len(ch) - 1:  # through a dummy node's band
-                pts.append((xb, bottom[k + 1]))
-        end_y = boxes[ch[-1], 3]
-        if pts[-1][1] > end_y + 1e-6:
-            pts.append((xs[-1], end_y))
-        path = np.array(pts, dtype=float)
-        paths.append(path[::-1].copy() if flipped[e] else path)
-
-    left = min(float(boxes[:, 0].min()), min((float(p[:, 0].min()) for p in paths), default=0))
-    right = max(float(boxes[:, 2].max()), max((float(p[:, 0].max()) for p in paths), default=0))
-    boxes[:, [0, 2]] -= left
-    for p in paths:
-        p[:, 0] -= left
-    return GraphLayout(boxes=boxes, labels=labels, edges=edge_list, paths=paths, legend=legend,
-                       width=right - left, height=total_h, font_size=float(font_size))
+    ch = g.chains[e]
+    pts = [(xs[0], boxes[ch[0], 1])]
+    for s in range(len(ch) - 1):
+        k = g.item_layer[ch[s]]
+        ya, yb = bottom[k], top[k + 1]
+        xa, xb = xs[s], xs[s + 1]
+        if pts[-1][1] > ya + 1e-6:
+            pts.append((xa, ya))
+        pts.extend(zip((xa + (xb - xa) * s_curve[1:]).tolist(),
+                       (ya + (yb - ya) * t[1:]).tolist()))
+        if s + 1 < len(ch) - 1:  # through a dummy node's band
+            pts.append((xb, bottom[k + 1]))
+    end_y = boxes[ch[-1], 3]
+    if pts[-1][1] > end_y + 1e-6:
+        pts.append((xs[-1], end_y))
+    path = np.array(pts, dtype=float)
+    return path[::-1].copy() if flipped else path

@@ -111,25 +111,7 @@ def plot_graph(
     details = _top_measurements(model, int(n_top))
     A = np.asarray(est.adjacency_matrix_, dtype=int)
     d = A.shape[0]
-    if bootstrap is not None:
-        bootstrap.check_model(est)
-        P = np.asarray(bootstrap.get_probabilities(), dtype=float)
-        if P.shape != (d, d):
-            raise ValueError(f"bootstrap has {P.shape[0]} latents; the model has {d}.")
-        edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(P >= min_probability)) if i != j]
-        strength = {(i, j): P[i, j] for i, j in edges}
-        table = np.array([[P[i, j]] for i, j in edges]).reshape(len(edges), 1)
-        columns = ["P(edge)"]
-        title = "Latent DAG: bootstrap edge probabilities"
-    else:
-        edges = [(int(i), int(j)) for i, j in np.argwhere(A)]
-        W = np.stack(est.weights_)
-        strength = {(i, j): float(np.mean(np.abs(W[:, i, j]))) for i, j in edges}
-        top = max(strength.values(), default=1.0) or 1.0
-        strength = {e: s / top for e, s in strength.items()}
-        table = np.array([W[:, i, j] for i, j in edges]).reshape(len(edges), W.shape[0])
-        columns = [str(lab) for lab in est.environment_labels_]
-        title = "Latent DAG and edge weights per environment"
+    edges, strength, table, columns, title = _edges_to_draw(est, A, bootstrap, min_probability)
     # The fit's causal order (0..d-1) orients a cyclic set of bootstrap edges.
     lay = layered_layout(full, edges, details=details, order=range(d))
     shown = [lab.split("\n")[0] for lab in lay.labels]
@@ -151,23 +133,7 @@ def plot_graph(
 
     own_figure = ax is None
     if own_figure:
-        label_w = max([text_width(r, _HEAT_FONT) for r in rows] + [20.0]) + 22.0
-        tick_h = max(text_width(c, _HEAT_FONT) for c in columns) + 24.0
-        heat_w = label_w + _HEAT_COL * len(columns) + 62.0
-        cells_h = max(_HEAT_ROW * max(len(rows), 1), 60.0)
-        heat_h = tick_h + cells_h + 8.0
-        title_h = 28.0
-        fig_w = max(box_w + 14.0 + heat_w + 8.0, text_width(title, 11.0) + 24.0)
-        fig_h = title_h + max(box_h, heat_h) + 6.0
-        fig = plt.figure(figsize=(fig_w / 72, fig_h / 72))
-        top = fig_h - title_h
-        ax = fig.add_axes([8.0 / fig_w, (top - box_h) / fig_h, box_w / fig_w, box_h / fig_h])
-        hx = 8.0 + box_w + 14.0 + label_w
-        hax = fig.add_axes([hx / fig_w, (top - 8.0 - cells_h) / fig_h,
-                            _HEAT_COL * len(columns) / fig_w, cells_h / fig_h])
-        cax = fig.add_axes([(hx + _HEAT_COL * len(columns) + 8.0) / fig_w,
-                            (top - 8.0 - cells_h) / fig_h, 9.0 / fig_w, cells_h / fig_h])
-        fig.suptitle(title, fontsize=11, y=1 - 8.0 / fig_h, va="top")
+        fig, ax, hax, cax = _own_figure(plt, box_w, box_h, rows, columns, title)
     else:
         fig = ax.figure
         hax = ax.inset_axes([1.04, 0.12, 0.3, 0.78])
@@ -185,18 +151,76 @@ def plot_graph(
         1.0, extent.width * 72 / fig.dpi / box_w, extent.height * 72 / fig.dpi / box_h)
     _draw_layout(ax, lay, edges, strength, A, scale)
     if legend:
-        y = -_PAD - 4.0
-        ax.text(x_lo + _PAD, y, "Names cut with \u2026, in full:", fontsize=_LEGEND_FONT * scale,
-                ha="left", va="top", fontweight="bold", gid="legend")
-        for r, entry in enumerate(legend):
-            c, k = divmod(r, n_rows)
-            ax.text(x_lo + _PAD + c * col_w, y - (k + 1) * _LEGEND_LINE, entry,
-                    fontsize=_LEGEND_FONT * scale, ha="left", va="top", gid="legend",
-                    family=FONT_FAMILY)
+        _draw_legend(ax, legend, x_lo, n_rows, col_w, scale)
     _edge_heatmap(fig, hax, cax, table, rows, columns, bootstrap is not None,
                   inset=not own_figure)
     fig.graph_layout = lay
     return fig
+
+
+def _edges_to_draw(est, A: np.ndarray, bootstrap, min_probability: float):
+    """The edges to draw, their strengths in [0, 1], the heatmap's table, columns and title.
+
+    With ``bootstrap``: every edge of probability >= ``min_probability``,
+    its probability as strength and as the one column. Without: the fit's
+    edges, their mean absolute weight (relative to the largest) as
+    strength, and their weight in every environment as the columns.
+    """
+    d = A.shape[0]
+    if bootstrap is not None:
+        bootstrap.check_model(est)
+        P = np.asarray(bootstrap.get_probabilities(), dtype=float)
+        if P.shape != (d, d):
+            raise ValueError(f"bootstrap has {P.shape[0]} latents; the model has {d}.")
+        edges = [(int(i), int(j)) for i, j in zip(*np.nonzero(P >= min_probability)) if i != j]
+        strength = {(i, j): P[i, j] for i, j in edges}
+        table = np.array([[P[i, j]] for i, j in edges]).reshape(len(edges), 1)
+        return edges, strength, table, ["P(edge)"], "Latent DAG: bootstrap edge probabilities"
+    edges = [(int(i), int(j)) for i, j in np.argwhere(A)]
+    W = np.stack(est.weights_)
+    strength = {(i, j): float(np.mean(np.abs(W[:, i, j]))) for i, j in edges}
+    top = max(strength.values(), default=1.0) or 1.0
+    strength = {e: s / top for e, s in strength.items()}
+    table = np.array([W[:, i, j] for i, j in edges]).reshape(len(edges), W.shape[0])
+    columns = [str(lab) for lab in est.environment_labels_]
+    return edges, strength, table, columns, "Latent DAG and edge weights per environment"
+
+
+def _own_figure(plt, box_w: float, box_h: float, rows: list[str], columns: list[str],
+                title: str):
+    """A figure sized so that one unit of the graph is one point: its graph, heatmap and
+    colour-bar axes (``fig, ax, hax, cax``) and its title."""
+    label_w = max([text_width(r, _HEAT_FONT) for r in rows] + [20.0]) + 22.0
+    tick_h = max(text_width(c, _HEAT_FONT) for c in columns) + 24.0
+    heat_w = label_w + _HEAT_COL * len(columns) + 62.0
+    cells_h = max(_HEAT_ROW * max(len(rows), 1), 60.0)
+    heat_h = tick_h + cells_h + 8.0
+    title_h = 28.0
+    fig_w = max(box_w + 14.0 + heat_w + 8.0, text_width(title, 11.0) + 24.0)
+    fig_h = title_h + max(box_h, heat_h) + 6.0
+    fig = plt.figure(figsize=(fig_w / 72, fig_h / 72))
+    top = fig_h - title_h
+    ax = fig.add_axes([8.0 / fig_w, (top - box_h) / fig_h, box_w / fig_w, box_h / fig_h])
+    hx = 8.0 + box_w + 14.0 + label_w
+    hax = fig.add_axes([hx / fig_w, (top - 8.0 - cells_h) / fig_h,
+                        _HEAT_COL * len(columns) / fig_w, cells_h / fig_h])
+    cax = fig.add_axes([(hx + _HEAT_COL * len(columns) + 8.0) / fig_w,
+                        (top - 8.0 - cells_h) / fig_h, 9.0 / fig_w, cells_h / fig_h])
+    fig.suptitle(title, fontsize=11, y=1 - 8.0 / fig_h, va="top")
+    return fig, ax, hax, cax
+
+
+def _draw_legend(ax, legend: list[str], x_lo: float, n_rows: int, col_w: float,
+                 scale: float) -> None:
+    """The cut names in full, in columns of ``n_rows`` under the graph."""
+    y = -_PAD - 4.0
+    ax.text(x_lo + _PAD, y, "Names cut with \u2026, in full:", fontsize=_LEGEND_FONT * scale,
+            ha="left", va="top", fontweight="bold", gid="legend")
+    for r, entry in enumerate(legend):
+        c, k = divmod(r, n_rows)
+        ax.text(x_lo + _PAD + c * col_w, y - (k + 1) * _LEGEND_LINE, entry,
+                fontsize=_LEGEND_FONT * scale, ha="left", va="top", gid="legend",
+                family=FONT_FAMILY)
 
 
 def _draw_layout(ax, lay, edges, strength, A, scale: float = 1.0) -> None:

@@ -330,8 +330,24 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ok = _ok(df)
-    paths = []
     methods = _methods(ok)
+    return [*_main_figures(plt, ok, methods, out, dpi),
+            *_ablation_figures(plt, ok, methods, out, dpi),
+            *_cell_figures(plt, ok, methods, out, dpi),
+            *_tau_figure(plt, ok, out, dpi),
+            *_threshold_figure(plt, ok, out, dpi)]
+
+
+def _save(plt, fig, path: Path, dpi: int) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def _main_figures(plt, ok, methods: list[str], out: Path, dpi: int) -> list[Path]:
+    """The main grid's box plots of LocR² and SHD per d, by setting and K."""
+    paths = []
     # Rows of a user's data set (bench --data) have no simulation setting to plot by.
     main = ok[ok["grid"] == "main"] if "setting" in ok else ok.iloc[:0]
     for setting in sorted(main["setting"].unique()) if len(main) else ():
@@ -348,11 +364,14 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
                 ax.set_title(f"{label}, setting ({setting}), K={kname}")
                 ax.legend(fontsize=7, loc="best")
                 ax.grid(axis="y", alpha=0.3)
-                fig.tight_layout()
-                path = out / f"main_{metric}_setting{setting}_K{kname}.png"
-                fig.savefig(path, dpi=dpi)
-                plt.close(fig)
-                paths.append(path)
+                paths.append(_save(plt, fig, out / f"main_{metric}_setting{setting}_K{kname}.png",
+                                   dpi))
+    return paths
+
+
+def _ablation_figures(plt, ok, methods: list[str], out: Path, dpi: int) -> list[Path]:
+    """Mean LocR², SHD and topological divergence against the weight scale / noise shape."""
+    paths = []
     for grid, col, xlabel in (("sigma", "weight_scale", "weight scale σ"),
                               ("beta", "noise_shape", "noise shape β (2 = Gaussian)")):
         cells = ok[ok["grid"] == grid]
@@ -370,11 +389,13 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
                         ax.set_xscale("log")
             axes[0].legend(fontsize=7)
             fig.suptitle(f"Ablation: {xlabel}, d={d}, K={K}, setting (1), mean over seeds")
-            fig.tight_layout()
-            path = out / f"ablation_{grid}_K{_k_label(K, d)}.png"
-            fig.savefig(path, dpi=dpi)
-            plt.close(fig)
-            paths.append(path)
+            paths.append(_save(plt, fig, out / f"ablation_{grid}_K{_k_label(K, d)}.png", dpi))
+    return paths
+
+
+def _cell_figures(plt, ok, methods: list[str], out: Path, dpi: int) -> list[Path]:
+    """Every other grid's box plots, one group per cell, for each metric its rows have."""
+    paths = []
     for grid in dict.fromkeys(ok["grid"]):
         if grid in ("main", "sigma", "beta", "threshold", "tau"):
             continue
@@ -391,46 +412,45 @@ def make_figures(df, out: str | Path, dpi: int = 80) -> list[Path]:
                          f"{'s' if len(methods) > 1 else ''}")
             ax.legend(fontsize=7, loc="best")
             ax.grid(axis="y", alpha=0.3)
-            fig.tight_layout()
             path = out / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', str(grid))}_{metric}.png"
-            fig.savefig(path, dpi=dpi)
-            plt.close(fig)
-            paths.append(path)
-    sub = ok[ok["grid"] == "tau"]
-    if not sub.empty:
-        paper = sub[sub["method"] == "CREATOR (paper)"].groupby("tau")[["shd", "locr2"]].mean()
-        default = sub[sub["method"] == "CREATOR"][["shd", "locr2"]].mean()
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
-        for ax, metric, label in zip(axes, ("shd", "locr2"), ("mean SHD", "mean LocR²")):
-            ax.plot(paper.index, paper[metric], marker="o", color="C1",
-                    label="CREATOR (paper), raw-coefficient rank rule at τ")
-            if not np.isnan(default[metric]):
-                ax.axhline(default[metric], color="C0", label="CREATOR default")
-            ax.set_xlabel("τ")
-            ax.set_ylabel(label)
-        axes[0].legend(fontsize=7)
-        fig.suptitle("The paper's τ table, same data for all (d=K=5, n=1000, setting 1)")
-        fig.tight_layout()
-        path = out / "tau_table.png"
-        fig.savefig(path, dpi=dpi)
-        plt.close(fig)
-        paths.append(path)
-    sub = ok[ok["grid"] == "threshold"]
-    if not sub.empty:
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
-        for r_i, (rule, g) in enumerate(sub.groupby("pruning")):
-            mean = g.groupby("prune_threshold")[["shd", "locr2"]].mean()
-            for ax, metric in zip(axes, ("shd", "locr2")):
-                ax.plot(mean.index, mean[metric], marker="o", color=f"C{r_i}",
-                        label=f"pruning={rule!r}")
-                ax.set_xlabel("prune_threshold")
-                ax.set_ylabel(metric)
-                ax.set_xscale("log")
-        axes[0].legend(fontsize=7)
-        fig.suptitle("CREATOR pruning-threshold sensitivity, d=K=5, setting (1)")
-        fig.tight_layout()
-        path = out / "threshold_sensitivity.png"
-        fig.savefig(path, dpi=dpi)
-        plt.close(fig)
-        paths.append(path)
+            paths.append(_save(plt, fig, path, dpi))
     return paths
+
+
+def _tau_figure(plt, ok, out: Path, dpi: int) -> list[Path]:
+    """The paper preset's mean SHD and LocR² against tau, the default as a line."""
+    sub = ok[ok["grid"] == "tau"]
+    if sub.empty:
+        return []
+    paper = sub[sub["method"] == "CREATOR (paper)"].groupby("tau")[["shd", "locr2"]].mean()
+    default = sub[sub["method"] == "CREATOR"][["shd", "locr2"]].mean()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
+    for ax, metric, label in zip(axes, ("shd", "locr2"), ("mean SHD", "mean LocR²")):
+        ax.plot(paper.index, paper[metric], marker="o", color="C1",
+                label="CREATOR (paper), raw-coefficient rank rule at τ")
+        if not np.isnan(default[metric]):
+            ax.axhline(default[metric], color="C0", label="CREATOR default")
+        ax.set_xlabel("τ")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("The paper's τ table, same data for all (d=K=5, n=1000, setting 1)")
+    return [_save(plt, fig, out / "tau_table.png", dpi)]
+
+
+def _threshold_figure(plt, ok, out: Path, dpi: int) -> list[Path]:
+    """CREATOR's mean SHD and LocR² against the pruning level, one curve per rule."""
+    sub = ok[ok["grid"] == "threshold"]
+    if sub.empty:
+        return []
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
+    for r_i, (rule, g) in enumerate(sub.groupby("pruning")):
+        mean = g.groupby("prune_threshold")[["shd", "locr2"]].mean()
+        for ax, metric in zip(axes, ("shd", "locr2")):
+            ax.plot(mean.index, mean[metric], marker="o", color=f"C{r_i}",
+                    label=f"pruning={rule!r}")
+            ax.set_xlabel("prune_threshold")
+            ax.set_ylabel(metric)
+            ax.set_xscale("log")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("CREATOR pruning-threshold sensitivity, d=K=5, setting (1)")
+    return [_save(plt, fig, out / "threshold_sensitivity.png", dpi)]
