@@ -111,8 +111,12 @@ class Rows:
         for pattern in patterns:
             names = self.files(pattern) if any(c in pattern for c in "*?[") else [pattern]
             for name in names:
-                out += [json.loads(line) for line in self.text(name).splitlines()
-                        if line.strip()]
+                text = self.text(name)
+                key = ("jsonl", name)
+                if key not in self._cache:  # parsed once; callers do not change the records
+                    self._cache[key] = [json.loads(line) for line in text.splitlines()
+                                        if line.strip()]
+                out += self._cache[key]
         return out
 
     def csv(self, path: str) -> list[dict]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+import subprocess
 from pathlib import Path
 
 import headlines
@@ -24,13 +25,28 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _history() -> bool:
+    """Whether the checkout has the git history some claims read rows from (not a shallow copy)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return False
+    done = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", "16e88b8^{commit}"],
+                          capture_output=True)
+    return done.returncode == 0
+
+
+HISTORY = _history()
+
+
 @pytest.fixture(scope="module")
 def outcomes() -> list[headlines.Outcome]:
     return headlines.run_checks()
 
 
 def test_every_claim_and_table_agrees_with_its_rows(outcomes):
-    problems = [p for o in outcomes for p in o.problems]
+    # without the git history, the claims on rows of earlier commits cannot be checked
+    checked = [o for o in outcomes if HISTORY or not any(":" in f for f in o.files)]
+    assert len(checked) > len(outcomes) / 2
+    problems = [p for o in checked for p in o.problems]
     assert problems == [], "\n".join(problems)
 
 
