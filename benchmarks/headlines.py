@@ -640,6 +640,14 @@ def refine_rule_table(rows: Rows) -> dict:
             "measurement-noise correction (measurement_noise)": []}
 
 
+def refine_compare_table(rows: Rows) -> dict:
+    """The refine page's table of the core alone beside ``"auto"``, as
+    ``benchmarks/refine_compare.py table`` builds it from its rows."""
+    import refine_compare
+    return markdown_rows(refine_compare.table(
+        rows.jsonl("benchmarks/results/refine/refine_compare.jsonl")), "| d | family", 2)
+
+
 def scale_table(rows: Rows) -> dict:
     """The scale page's first table: median CPU seconds per fit as d grows."""
     files = {10: ("curve_d10_new_defaults.csv", 0.2),
@@ -1029,6 +1037,8 @@ TABLES: list[Table] = [
     Table("docs/results/zoo.md", "| family | fits | mean SHD (SE)", zoo_table),
     Table("docs/results/refine.md", "| step (`RefineOptions` field) | module |",
           refine_rule_table),
+    Table("docs/results/refine.md", "| d | family | data sets | mean SHD, `refine=None`",
+          refine_compare_table, key_columns=2),
     Table("docs/results/real_data.md", "| method | SHD | directed TP", sachs_table),
     Table("docs/results/real_data_leaderboard.md", "| environment (architecture, parameters)",
           leaderboard_table),
