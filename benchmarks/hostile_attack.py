@@ -380,10 +380,12 @@ def _hostile_texts(rng, n: int) -> list[str]:
     return out
 
 
+#: First characters that make a spreadsheet read a text cell as a formula (docs/safety.md).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _formula_cells(path: Path) -> list[str]:
     import csv
-
-    from creator_plugin._csv import FORMULA_PREFIXES
 
     with open(path, newline="", encoding="utf-8") as fh:
         cells = [c for row in csv.reader(fh) for c in row]
@@ -397,6 +399,30 @@ def _formula_cells(path: Path) -> list[str]:
     return bad
 
 
+def _restored(value):
+    """A text cell of creator's CSV as it was given: the ``'`` that docs/safety.md says
+    creator writes before a formula's first character (or before ``'`` and one) removed."""
+    if isinstance(value, str) and len(value.lstrip("'")) < len(value) and \
+            value.lstrip("'")[:1] in FORMULA_PREFIXES:
+        return value[1:]
+    return value
+
+
+def _read_back(path: Path, **kwargs) -> pd.DataFrame:
+    """:func:`pandas.read_csv` of a file creator wrote, with every text cell, column name
+    and index label :func:`_restored` (the documented format, not the package's reader)."""
+    frame = pd.read_csv(path, **kwargs)
+    text = pd.api.types.is_string_dtype  # object or string columns
+    for j in range(frame.shape[1]):
+        if text(frame.iloc[:, j].dtype):
+            frame[frame.columns[j]] = frame.iloc[:, j].astype(object).map(_restored)
+    frame.columns = pd.Index([_restored(c) for c in frame.columns], dtype=object)
+    if text(frame.index.dtype):
+        frame.index = pd.Index([_restored(v) for v in frame.index], dtype=object,
+                               name=_restored(frame.index.name))
+    return frame
+
+
 def csv_cli(world: World, i: int) -> Case:
     rng = np.random.default_rng([world.seed, 4, i])
     labels = _hostile_texts(rng, 2)
@@ -406,7 +432,6 @@ def csv_cli(world: World, i: int) -> Case:
     def run():
         import csv
 
-        from creator_plugin._csv import read_csv
         from creator_plugin.cli import main
 
         root = world.scratch(f"csv-cli-{i}")
@@ -425,9 +450,9 @@ def csv_cli(world: World, i: int) -> Case:
         for table in sorted((root / "out").glob("*.csv")):
             bad = _formula_cells(table)
             check(not bad, f"{table.name} has formula cells {bad[:3]}")
-        lat = read_csv(root / "out" / "latents.csv", dtype={env_col: str})
+        lat = _read_back(root / "out" / "latents.csv", dtype={env_col: str})
         check(sorted(set(lat[env_col])) == sorted(labels), "labels not read back as written")
-        loads = read_csv(root / "out" / "loadings.csv", index_col=0)
+        loads = _read_back(root / "out" / "loadings.csv", index_col=0)
         check([str(n) for n in loads.index] == names, "names not read back as written")
         return f"{len(list((root / 'out').glob('*.csv')))} CSV files, no formula cell"
 
@@ -441,7 +466,6 @@ def csv_report(world: World, i: int) -> Case:
     names = _hostile_texts(rng, P)
 
     def run():
-        from creator_plugin._csv import read_csv
         from creator_plugin.output_dir import OutputDir
         from creator_plugin.report import write_fit_report
 
@@ -458,10 +482,10 @@ def csv_report(world: World, i: int) -> Case:
         for table in written:
             bad = _formula_cells(table)
             check(not bad, f"{table.name} has formula cells {bad[:3]}")
-        back = read_csv(root / "intercepts.csv", index_col=0, dtype={0: str})
+        back = _read_back(root / "intercepts.csv", index_col=0, dtype={0: str})
         check(sorted(str(v) for v in back.index) == sorted(labels),
               f"labels read back as {list(back.index)}")
-        loads = read_csv(root / "loadings.csv", index_col=0)
+        loads = _read_back(root / "loadings.csv", index_col=0)
         check(list(loads.index) == names, "names not read back as written")
         return "write_fit_report: no formula cell, read back"
 
@@ -471,27 +495,30 @@ def csv_report(world: World, i: int) -> Case:
 
 def csv_writer(world: World, i: int) -> Case:
     rng = np.random.default_rng([world.seed, 6, i])
-    texts = _hostile_texts(rng, 5)
-    numbers = rng.standard_normal(5) * 10.0 ** rng.integers(-5, 5)
+    texts = _hostile_texts(rng, P)
 
     def run():
-        from creator_plugin._csv import read_csv, write_csv
+        from creator_plugin.interpret import intercepts, loadings
         from creator_plugin.output_dir import OutputDir
+        from creator_plugin.report import write_fit_report
 
         out = world.scratch(f"csv-writer-{i}") / "out"
-        df = pd.DataFrame({"text": texts, "number": numbers, "=col": texts[::-1]})
-        with OutputDir(out).write({}) as tmp:  # read back as creator's own file
-            write_csv(df, tmp / "t.csv", index=False)
-        path = out / "t.csv"
-        check(not _formula_cells(path), "formula cells written")
-        back = read_csv(path, keep_default_na=False, dtype={"text": str, "=col": str})
-        check(list(back["text"]) == texts and list(back["=col"]) == texts[::-1],
-              "text not read back")
-        check(np.array_equal(back["number"].to_numpy(), numbers), "numbers changed")
+        model = world.model  # fitted on arrays: the names come only from the argument
+        with OutputDir(out).write({}) as tmp:  # read back as creator's own files
+            write_fit_report(model, texts, tmp)
+        for table in sorted(out.glob("*.csv")):
+            check(not _formula_cells(table), f"{table.name} has formula cells")
+        back = _read_back(out / "loadings.csv", index_col=0)
+        check(list(back.index) == texts, "text not read back")
+        numbers = (("loadings.csv", loadings(model, feature_names=texts)),
+                   ("intercepts.csv", intercepts(model)))
+        for name, table in numbers:
+            read = back if name == "loadings.csv" else _read_back(out / name, index_col=0)
+            check(np.array_equal(read.to_numpy(), table.to_numpy()), f"{name}: numbers changed")
         return "texts neutralised and restored, numbers unchanged"
 
-    return Case("csv", f"writer-{i:02d}", f"write_csv: texts {texts!r}",
-                lambda: expect_answer(run))
+    return Case("csv", f"writer-{i:02d}", f"write_fit_report(model fitted on arrays, "
+                f"feature_names={texts!r})", lambda: expect_answer(run))
 
 
 # ---------------------------------------------------------------- interrupt
@@ -1079,17 +1106,16 @@ def sizes_limited(world: World, i: int) -> Case:
     estimate = 8 * (d * d * (3 + 3 * K) + p * d + K * n * (2 * d + p) + n * (d + p)) + 1024 * K
 
     def run():
-        from creator_plugin import _validation
-
-        original = getattr(_validation, "physical_memory_bytes", None)
-        _validation.physical_memory_bytes = lambda: limit
+        # the machine's memory as the package reads it (docs/safety.md: os.sysconf)
+        original = os.sysconf
+        sizes = {"SC_PHYS_PAGES": limit, "SC_PAGE_SIZE": 1}
+        os.sysconf = lambda name: sizes[name] if name in sizes else original(name)
         try:
             if estimate > limit:
                 return expect_refusal(lambda: simulate(d, K, n, n_features=p), "lower")
             return expect_answer(lambda: _simulated(d, K, n, p))
         finally:
-            if original is not None:
-                _validation.physical_memory_bytes = original
+            os.sysconf = original
 
     return Case("sizes", f"limited-{i:02d}", f"simulate({d}, {K}, {n}, n_features={p}) with "
                 f"{limit} bytes of memory (estimate {estimate})", run)

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from creator_plugin.disentangle import refine_disentangling, surrounded_sets
+from creator_plugin.disentangle import surrounded_sets
 from creator_plugin.metrics import evaluate, shd
+from creator_plugin.refine.likelihood import refine_disentangling
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import row_files  # noqa: E402

@@ -4,11 +4,11 @@ Question (tuning seeds first): on d = 10 tuning seed 92002 the default fit has
 the true graph up to relabelling but a feature that carries a fixed share of
 another latent (SHD 13); a fit with the same graph and order and clean
 features (SHD 0) has the same fitted score, because that score is read at the
-optimum of the likelihood refinement (``revision.fitted_score``), not at the
-features. Does moving the features to that optimum mend such fits, and does
+optimum of the likelihood refinement (``refine.likelihood.fitted_score``), not
+at the features. Does moving the features to that optimum mend such fits, and does
 it break others? For each data set: the default fit (``quality=False``), its
 features in causal order, and the same features after
-``disentangle.refine_disentangling`` from the identity (BFGS at the
+``refine.likelihood.refine_disentangling`` from the identity (BFGS at the
 revision's tolerance, the refinement's own guard), with the default's graph.
 One row per data set (SHD, order, LocR² before and after; whether the guard
 kept the refined matrix; the refinement's seconds)::
@@ -39,8 +39,7 @@ import zoo  # noqa: E402
 
 from creator_plugin import CREATOR  # noqa: E402
 from creator_plugin.benchmark.scoring import score  # noqa: E402
-from creator_plugin.disentangle import refine_disentangling  # noqa: E402
-from creator_plugin.revision import REVISION_GTOL  # noqa: E402
+from creator_plugin.refine.likelihood import SCORE_GTOL, refine_disentangling  # noqa: E402
 
 
 def data(which: str, seed: int):
@@ -65,7 +64,7 @@ def row(which: str, seed: int) -> dict:
     n = np.array([L.shape[0] for L in latents], dtype=float)
     start = time.process_time()
     R, info = refine_disentangling(np.eye(d), covariances, n, graph, method="BFGS",
-                                   gtol=REVISION_GTOL)
+                                   gtol=SCORE_GTOL)
     refine_cpu = time.process_time() - start
     before = score(A, Y, graph, latents, list(range(d)))
     after = score(A, Y, graph, [L @ R for L in latents], list(range(d)))

@@ -27,9 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from creator_plugin.disentangle import disentangling_matrix, refine_disentangling
+from creator_plugin.disentangle import disentangling_matrix
 from creator_plugin.pruning import default_threshold, prune
-from creator_plugin.revision import REVISION_GTOL
+from creator_plugin.refine import likelihood
+from creator_plugin.refine.likelihood import SCORE_GTOL, refine_disentangling
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -58,16 +59,15 @@ def sem_criterion(C, S, n, A):
 
 
 def bfgs_refined(C, S, n, A, guard):
-    import creator_plugin.disentangle as dis
-    level = dis.LATER_WEIGHT_LEVEL
+    level = likelihood.LATER_WEIGHT_LEVEL
     if not guard:
-        dis.LATER_WEIGHT_LEVEL = np.inf
+        likelihood.LATER_WEIGHT_LEVEL = np.inf
     try:
-        # the revision's own tolerance (REVISION_GTOL, 1e-6; rows before it
+        # the revision's own tolerance (SCORE_GTOL, 1e-6; rows before it
         # existed were refined to 1e-9)
-        C, _ = refine_disentangling(C, S, n, A, method="BFGS", gtol=REVISION_GTOL)
+        C, _ = refine_disentangling(C, S, n, A, method="BFGS", gtol=SCORE_GTOL)
     finally:
-        dis.LATER_WEIGHT_LEVEL = level
+        likelihood.LATER_WEIGHT_LEVEL = level
     return C
 
 
@@ -84,12 +84,11 @@ def graph_score(A, B, S, n, pen, refine):
 
 def refined(A, S, n, start, max_iter):
     """The unguarded optimum of the likelihood refinement: (criterion in sem units, C)."""
-    import creator_plugin.disentangle as dis
-    level, dis.LATER_WEIGHT_LEVEL = dis.LATER_WEIGHT_LEVEL, np.inf
+    level, likelihood.LATER_WEIGHT_LEVEL = likelihood.LATER_WEIGHT_LEVEL, np.inf
     try:
         C, _ = refine_disentangling(start, S, n, A, max_iter=max_iter)
     finally:
-        dis.LATER_WEIGHT_LEVEL = level
+        likelihood.LATER_WEIGHT_LEVEL = level
     return sem_criterion(C, S, n, A), C
 
 
@@ -124,7 +123,8 @@ def run(path, band, pen, refine):
     B = b_from_chol(L)
     K, d, _ = B.shape
     A0, dec = prune(z["tested"], threshold=default_threshold("residual", K))
-    assert (A0 == (z["adjacency"] != 0)).all()
+    # the pruned graph (caches written before it was stored: the fit's, then unrevised)
+    assert (A0 == (z["pruned"] if "pruned" in z.files else z["adjacency"] != 0)).all()
     t = dec[0]["threshold"]
     cand = [(q["parent"], q["child"]) for q in dec
             if t / band <= q["statistic"] <= t * band]
