@@ -63,6 +63,7 @@ def test_own_loop_reaches_scipys_minimum(monkeypatch, n):
     np.testing.assert_array_equal(own.hess_inv, own.hess_inv.T)
 
 
+@pytest.mark.slow
 def test_large_problem_reaches_scipys_minimiser_and_reads_its_start():
     n = bfgs.RANK_TWO_MIN_SIZE + 44
     fun = _quartic(n)
@@ -79,6 +80,7 @@ def test_large_problem_reaches_scipys_minimiser_and_reads_its_start():
     np.testing.assert_allclose(warm.x, ref.x, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_large_quadratic_reaches_its_minimiser_from_a_given_inverse_hessian():
     rng = np.random.default_rng(0)
     n = bfgs.RANK_TWO_MIN_SIZE + 44

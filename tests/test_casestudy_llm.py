@@ -118,6 +118,7 @@ TEXTS = ["Rain fell on the fields.", "The barn was packed with wheat and oats al
          "The villagers danced at the festival.", "Dogs slept by the doors."]
 
 
+@pytest.mark.slow
 def test_encode_shapes_and_determinism(encoder):
     G1 = [em.first_step_matrix(em.HIDDEN_SIZE, 2, random_state=0)]
     pooled, first = em.encode(TEXTS, encoder, layers=(2, 6), first_steps=G1,
@@ -131,6 +132,7 @@ def test_encode_shapes_and_determinism(encoder):
     assert not np.allclose(pooled[2], pooled[6])
 
 
+@pytest.mark.slow
 def test_pooling_ignores_padding_and_matches_sentence_transformers(encoder):
     """Batched (padded) pooling equals one-text pooling, and layer 6 is the
     packaged sentence-transformers embedding before its normalisation."""
@@ -145,6 +147,7 @@ def test_pooling_ignores_padding_and_matches_sentence_transformers(encoder):
                                atol=1e-4)
 
 
+@pytest.mark.slow
 def test_paper_sketch_is_the_gaussian_map_of_the_token_states(encoder):
     import torch
 
@@ -177,6 +180,7 @@ def test_sketch_matrices_are_seeded_standard_gaussians():
     assert em.pooled_sketch(X[:, :384], 30, random_state=0).shape == (5, 30)
 
 
+@pytest.mark.slow
 def test_encode_rejects_bad_input(encoder):
     with pytest.raises(TypeError, match="texts"):
         em.encode("one string", encoder)
