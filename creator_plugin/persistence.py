@@ -489,11 +489,28 @@ def _check_relations(model, d: int) -> None:
     for k, s in enumerate(model.noise_scales_):
         if (s < 0).any():
             raise _Corrupt(f"noise_scales_[{k}] has negative scales")
-    for name in ("mixing_", "components_"):
-        rank = int(np.linalg.matrix_rank(getattr(model, name)))
+    for name, axis in (("mixing_", 1), ("components_", 0)):
+        rank = _rank_in_any_units(getattr(model, name), axis)
         if rank < d:
             raise _Corrupt(f"{name} has rank {rank}, not {d}: it does not map the {d} latents "
                            "one to one")
+
+
+def _rank_in_any_units(M: np.ndarray, axis: int) -> int:
+    """Numerical rank of ``M`` whatever the units of the features.
+
+    A feature's entries (a row of ``mixing_``, ``axis=1``; a column of
+    ``components_``, ``axis=0``) are scaled to unit norm first: data in other
+    units (``X @ D``, ``D`` diagonal) have a model with ``D`` times the
+    mixing's rows and ``D^-1`` times the components' columns, which is exactly
+    as invertible, however far apart the columns' scales (1e-200 beside 1).
+    """
+    # by the largest entry first: the squares of entries near 1e-200 underflow
+    big = np.max(np.abs(M), axis=axis, keepdims=True)
+    unit = M / np.where(big > 0, big, 1.0)
+    norms = np.linalg.norm(unit, axis=axis, keepdims=True)
+    unit /= np.where(norms > 0, norms, 1.0)
+    return int(np.linalg.matrix_rank(unit))
 
 
 def _check_labels(labels, K: int) -> None:

@@ -163,6 +163,20 @@ def test_cli_fit_on_hostile_csv_thorough(tmp_path_factory, case):
     _csv_property(tmp_path_factory, case)
 
 
+
+def test_cli_fit_on_csv_of_tiny_values_saves_a_model_that_loads(tmp_path_factory):
+    """Values near 1e-200 beside one 1.0: the model written loads (its rank is unit-free)."""
+    rng = np.random.default_rng(0)
+    rows = ["x0,x1,x2,lab"]
+    for k, lab in enumerate("ab"):
+        for i in range(20):
+            v = rng.standard_normal(3) * 1e-200
+            if k == 0 and i == 0:
+                v[0] = 1.0
+            rows.append(",".join(repr(float(x)) for x in v) + f",{lab}")
+    _csv_property(tmp_path_factory, ("\n".join(rows) + "\n", 2))
+
+
 # ------------------------------------------------------------------ model files
 _MODEL_BYTES: dict = {}
 

@@ -27,6 +27,30 @@ def test_huge_and_tiny_scales(sim, base, scale, fit_recording):
         np.testing.assert_allclose(a, b, atol=1e-8)
 
 
+
+@pytest.mark.parametrize("scales", [(1e-200,) * 4, (1.0, 1e-200, 1e-200, 1e-150),
+                                    (1e150, 1.0, 1e-200, 1.0)])
+def test_tiny_and_far_apart_column_scales_fit_save_and_load(sim, base, scales, fit_recording,
+                                                            tmp_path):
+    """Columns near 1e-200, or in units 1e350 apart: the same fit, and its file loads.
+
+    A fit saved a model its loader refused (its mixing's rank was judged in
+    the data's units, where rows of size 1e-200 beside rows of size 1 count
+    as zero).
+    """
+    D = np.array(scales)
+    model, _ = fit_recording([x * D for x in sim.X], 3)
+    np.testing.assert_array_equal(model.adjacency_matrix_, base.adjacency_matrix_)
+    for a, b in zip(model.latents_, base.latents_):
+        np.testing.assert_allclose(a, b, atol=1e-8)
+    np.testing.assert_allclose(model.mixing_ / D[:, None], base.mixing_, rtol=1e-6, atol=1e-9)
+    model.save(tmp_path / "model.npz")
+    loaded = CREATOR.load(tmp_path / "model.npz")
+    np.testing.assert_array_equal(loaded.mixing_, model.mixing_)
+    np.testing.assert_allclose(loaded.transform(sim.X[0] * D), base.transform(sim.X[0]),
+                               atol=1e-8)
+
+
 def test_constant_column_dropped_with_warning(sim, base, fit_recording):
     X = [np.column_stack([x, np.full(len(x), 3.0)]) for x in sim.X]
     model, caught = fit_recording(X, 3)
