@@ -552,6 +552,12 @@ def shared_subspace_lr_test(
     statistic : float
     df : int
     p_value : float
+
+    Raises
+    ------
+    ValueError
+        When the model has no degrees of freedom, or a group's covariance is
+        singular (a column constant in it: the likelihood ratio is not defined).
     """
     S = np.stack(covariances)
     G, p, _ = S.shape
@@ -561,7 +567,13 @@ def shared_subspace_lr_test(
         raise ValueError(f"the shared-subspace {k}-factor model of {p} columns in {G} groups "
                          "has no degrees of freedom.")
     tril = np.tril_indices(k)
-    logdet_S = np.linalg.slogdet(S)[1]
+    sign_S, logdet_S = np.linalg.slogdet(S)
+    if np.any(sign_S <= 0) or not np.all(np.isfinite(logdet_S)):
+        # a column constant in a group, or columns exactly dependent there: the
+        # likelihood ratio is not defined
+        g = int(np.flatnonzero((sign_S <= 0) | ~np.isfinite(logdet_S))[0])
+        raise ValueError(f"the covariance of group {g} is singular, so the shared-subspace "
+                         "likelihood-ratio test is not defined.")
     # Start from a few EM iterations (monotone, robust), then polish by BFGS in
     # the chart H = Q0 [I; B] of the subspaces near the EM one, so that no
     # parameter moves along the k x k gauge H -> H M (which stalls quasi-Newton

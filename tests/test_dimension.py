@@ -1,11 +1,12 @@
 """select_n_latent and the factor-number estimators it reports."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 
-from creator_plugin import simulate
+from creator_plugin import CREATOR, simulate
 from creator_plugin.dimension import (
     eigenvalue_ratio,
     factor_lr_test,
@@ -393,3 +394,20 @@ def test_very_few_rows_test_the_fewest_columns_that_can_show_a_model():
     exact = simulate(3, 4, 20, n_features=6, random_state=0)
     X = [np.column_stack([x, x, x[:, :2]]) for x in exact.X]
     assert select_n_latent(X, random_state=0).n_latent == 3
+
+
+def test_a_column_constant_in_one_environment_is_no_numerical_warning():
+    from creator_plugin.dimension import shared_subspace_lr_test
+
+    sim = simulate(2, 3, 300, n_features=4, random_state=0)
+    rng = np.random.default_rng(0)
+    X = [x + 0.1 * rng.standard_normal(x.shape) for x in sim.X]
+    X[1][:, 3] = 1.5  # constant in the second environment only
+    covs = [np.cov(x.T) for x in X]
+    with pytest.raises(ValueError, match="covariance of group 1 is singular"):
+        shared_subspace_lr_test(covs, [300] * 3, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # no divide-by-zero or log(0)
+        model = CREATOR(2, random_state=0).fit(X)
+    assert np.isfinite(model.components_).all()
