@@ -24,11 +24,18 @@ already there is skipped, so an interrupted run resumes. Usage::
         --checkout new=. --checkout old=/path/to/other/checkout \\
         --out benchmarks/results/scale/d50.csv
     python benchmarks/scale_lab.py summary benchmarks/results/scale/*.csv
+    python benchmarks/scale_lab.py compare --old old --new new benchmarks/results/scale/d50.csv
+
+``--warmup`` fits a small data set untimed in every subprocess first (for
+fits of a second or less, whose first call would otherwise pay one-off
+costs); the rows' ``adjacency_sha`` and ``latents_sha`` tell whether two
+versions' fits of the same data are equal to the last bit.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -71,7 +78,7 @@ STAGE_NAMES = list(dict.fromkeys(STAGES.values())) + ["other"]
 
 #: Runs inside the subprocess (its creator_plugin is the checkout on PYTHONPATH).
 WORKER = r"""
-import json, resource, signal, sys, time
+import json, os, resource, signal, sys, time
 import numpy as np
 import creator_plugin
 from creator_plugin import CREATOR
@@ -80,6 +87,9 @@ data = np.load(sys.argv[1])
 d, seed = int(data["d"]), int(data["seed"])
 X = [np.array(data[f"X{k}"]) for k in range(int(data["K"]))]
 del data
+if sys.argv[4] == "1":  # first-call costs (lazy imports, caches) paid before the clock
+    rng = np.random.default_rng(0)
+    CREATOR(3, random_state=0).fit([rng.laplace(size=(300, 3)) * (1 + k) for k in range(3)])
 page = resource.getpagesize()
 def rss():
     with open("/proc/self/statm") as f:
@@ -97,7 +107,26 @@ def sample(signum, frame):
     shares[name] = shares.get(name, 0.0) + now - last[0]
     last[0] = now
 signal.signal(signal.SIGPROF, sample)
+def at_limit(signum, frame):  # the CPU limit reached: the record so far, no fit
+    signal.setitimer(signal.ITIMER_PROF, 0, 0)
+    sample(signum, frame)
+    where = []
+    while frame is not None:
+        if "creator_plugin" in frame.f_code.co_filename:
+            where.append(frame.f_code.co_name)
+        frame = frame.f_back
+    print(json.dumps({"module": creator_plugin.__file__, "completed": False,
+                      "cpu": time.process_time() - c, "wall": time.perf_counter() - w,
+                      "rss_data": rss_data, "stages": shares, "where": "<".join(where[:6]),
+                      "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}),
+          flush=True)
+    os._exit(0)
+limit = float(sys.argv[5])
 w, c = time.perf_counter(), time.process_time()
+if limit > 0:
+    signal.signal(signal.SIGXCPU, at_limit)
+    soft = int(c + limit) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 120))
 last[0] = c
 signal.setitimer(signal.ITIMER_PROF, 0.01, 0.01)
 est = CREATOR(d, random_state=seed).fit(X)
@@ -107,7 +136,7 @@ shares["other"] = shares.get("other", 0.0) + time.process_time() - last[0]
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 np.savez(sys.argv[2], adjacency=est.adjacency_matrix_,
          **{f"L{k}": z for k, z in enumerate(est.latents_)})
-print(json.dumps({"module": creator_plugin.__file__, "cpu": cpu, "wall": wall,
+print(json.dumps({"module": creator_plugin.__file__, "completed": True, "cpu": cpu, "wall": wall,
                   "rss_data": rss_data, "peak": peak, "stages": shares}))
 """
 
@@ -122,10 +151,28 @@ def _seeds(text: str) -> list[int]:
     return [int(s) for s in text.split(",")]
 
 
-def fit_in(checkout: Path, data_file: Path, out_file: Path) -> dict:
-    """One subprocess fit with ``checkout`` first on the path: its record."""
+def _sha(arrays: list[np.ndarray]) -> str:
+    """The first 12 hex digits of the SHA-256 of the arrays' float64 bytes (bit-identical fits)."""
+    digest = hashlib.sha256()
+    for a in arrays:
+        digest.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:12]
+
+
+def fit_in(checkout: Path, data_file: Path, out_file: Path, warmup: bool = False,
+           cpu_limit: float = 0.0) -> dict:
+    """One subprocess fit with ``checkout`` first on the path: its record.
+
+    With ``warmup`` the subprocess first fits a small data set (d = K = 3,
+    300 rows) untimed, so the timed fit does not pay the first call's costs.
+    With ``cpu_limit`` > 0 a fit still running after that many CPU seconds is
+    stopped (``RLIMIT_CPU``); its record has ``completed`` false, the stages'
+    seconds so far and ``where``, the package's functions on the stack then
+    (innermost first).
+    """
     env = {**os.environ, **THREADS, "PYTHONPATH": str(checkout)}
-    command = [sys.executable, "-c", WORKER, str(data_file), str(out_file), json.dumps(STAGES)]
+    command = [sys.executable, "-c", WORKER, str(data_file), str(out_file), json.dumps(STAGES),
+               "1" if warmup else "0", str(cpu_limit)]
     proc = subprocess.run(command, env=env, cwd=data_file.parent, capture_output=True,
                           text=True, check=True)
     info = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -133,6 +180,19 @@ def fit_in(checkout: Path, data_file: Path, out_file: Path) -> dict:
     if Path(info["module"]).resolve() != expected:
         raise RuntimeError(f"the subprocess imported {info['module']}, not {expected}.")
     return info
+
+
+def _append(out: Path, row: dict) -> None:
+    """Append one row to ``out``, rewriting it once if the row brings new columns."""
+    new = pd.DataFrame([row])
+    if not out.exists():
+        new.to_csv(out, index=False)
+        return
+    header = list(pd.read_csv(out, nrows=0).columns)
+    if set(new.columns) <= set(header):
+        new.reindex(columns=header).to_csv(out, mode="a", header=False, index=False)
+    else:
+        pd.concat([pd.read_csv(out), new], ignore_index=True).to_csv(out, index=False)
 
 
 def run(args) -> None:
@@ -160,19 +220,27 @@ def run(args) -> None:
                      **{f"X{k}": x for k, x in enumerate(sim.X)})
             data_mb = sum(x.size for x in sim.X) * 8 / 2**20
             for version in (todo if i % 2 == 0 else todo[::-1]):
-                info = fit_in(checkouts[version], data_file, Path(tmp) / "fit.npz")
-                res = np.load(Path(tmp) / "fit.npz")
-                m = evaluate(sim.adjacency, sim.Y, res["adjacency"],
-                             [res[f"L{k}"] for k in range(len(sim.X))])
+                info = fit_in(checkouts[version], data_file, Path(tmp) / "fit.npz",
+                              args.warmup, args.cpu_limit)
+                if info["completed"]:
+                    res = np.load(Path(tmp) / "fit.npz")
+                    latents = [res[f"L{k}"] for k in range(len(sim.X))]
+                    m = evaluate(sim.adjacency, sim.Y, res["adjacency"], latents)
+                    shas = {"adjacency_sha": _sha([res["adjacency"]]),
+                            "latents_sha": _sha(latents)}
+                else:
+                    m = {"shd": np.nan, "correct_order": np.nan, "locr2": np.nan}
+                    shas = {"adjacency_sha": "", "latents_sha": ""}
                 row = {"version": version, "d": args.d, "K": args.d, "n": args.n,
                        "edge_prob": edge_prob, "seed": seed, "cpu": info["cpu"],
                        "wall": info["wall"], "data_mb": data_mb,
                        "extra_mb": (info["peak"] - info["rss_data"]) / 2**20,
                        "shd": m["shd"], "correct_order": m["correct_order"],
-                       "locr2": m["locr2"],
+                       "locr2": m["locr2"], "warmup": bool(args.warmup),
+                       **shas, "completed": info["completed"], "where": info.get("where", ""),
                        **{f"s_{s}": info["stages"].get(s, 0.0) for s in STAGE_NAMES}}
                 out.parent.mkdir(parents=True, exist_ok=True)
-                pd.DataFrame([row]).to_csv(out, mode="a", header=not out.exists(), index=False)
+                _append(out, row)
                 print(json.dumps(row), flush=True)
 
 
@@ -192,10 +260,51 @@ def summary(paths: list[str]) -> str:
     return "\n".join(lines)
 
 
+def compare(paths: list[str], old: str, new: str) -> str:
+    """Markdown: per d, the two versions' fits of the same seeds side by side.
+
+    CPU seconds are medians over the seeds fitted by both; the ratio is old
+    over new (above 1: the new version is faster), as the ratio of medians and
+    the smallest per-seed ratio; *new worse* counts the seeds whose SHD is
+    higher with ``new``; *same adjacency* and *same latents* count the seeds
+    whose fitted adjacency matrix or latents are equal to the last bit.
+    """
+    df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    lines = [f"| d | K | n | seeds | {old} median CPU s | {new} median CPU s | "
+             "ratio of medians (smallest per seed) | mean SHD, "
+             f"{old} / {new} | seeds {new} worse | same adjacency | same latents |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, n), g in df.groupby(["d", "n"], sort=True):
+        a = g[g.version == old].set_index("seed")
+        b = g[g.version == new].set_index("seed")
+        seeds = a.index.intersection(b.index)
+        if len(seeds) == 0:
+            continue
+        a, b = a.loc[seeds], b.loc[seeds]
+        ratio = a.cpu / b.cpu
+        lines.append(
+            f"| {d} | {int(a.K.iloc[0])} | {n} | {len(seeds)} | {a.cpu.median():.3g} | "
+            f"{b.cpu.median():.3g} | **{a.cpu.median() / b.cpu.median():.2f}x** "
+            f"({ratio.min():.2f}x) | {a.shd.mean():.2f} / {b.shd.mean():.2f} | "
+            f"{int((b.shd > a.shd).sum())} | "
+            f"{int((a.adjacency_sha == b.adjacency_sha).sum())} | "
+            f"{int((a.latents_sha == b.latents_sha).sum())} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "summary":
         print(summary(argv[1:]))
+        return
+    if argv and argv[0] == "compare":
+        parser = argparse.ArgumentParser(prog="scale_lab.py compare",
+                                         description=compare.__doc__.splitlines()[0])
+        parser.add_argument("--old", required=True, help="the earlier version's label")
+        parser.add_argument("--new", required=True, help="the later version's label")
+        parser.add_argument("paths", nargs="+", help="CSV rows of both versions")
+        args = parser.parse_args(argv[1:])
+        print(compare(args.paths, args.old, args.new))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, required=True)
@@ -206,6 +315,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="a version to fit (a directory holding creator_plugin/), "
                         "repeated for several; default: this checkout as 'this'")
     parser.add_argument("--out", required=True, help="CSV, appended to (resumable)")
+    parser.add_argument("--warmup", action="store_true",
+                        help="fit a d = K = 3 data set untimed first in every subprocess "
+                        "(for fits of a second or less)")
+    parser.add_argument("--cpu-limit", type=float, default=0.0,
+                        help="CPU seconds after which a fit is stopped and recorded as not "
+                        "completed (default: none)")
     args = parser.parse_args(argv)
     run(args)
 

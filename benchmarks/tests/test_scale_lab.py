@@ -33,3 +33,35 @@ def test_a_fit_is_recorded_once_and_resumed(tmp_path):
     assert stages == pytest.approx(row.cpu, rel=0.05)
     assert row.extra_mb > 0 and row.data_mb == pytest.approx(4 * 300 * 4 * 8 / 2**20)
     assert "| this | 4 | 1 |" in scale_lab.summary([str(out)])
+    assert len(row.adjacency_sha) == 12 and not row.warmup
+
+
+@pytest.mark.slow
+def test_two_labels_of_one_checkout_fit_the_same_bits(tmp_path):
+    out = tmp_path / "rows.csv"
+    here = str(scale_lab.THIS)
+    scale_lab.main(["--d", "3", "--n", "300", "--seeds", "2", "--warmup", "--out", str(out),
+                    "--checkout", f"a={here}", "--checkout", f"b={here}"])
+    rows = pd.read_csv(out)
+    assert list(rows.version) == ["a", "b"] and rows.warmup.all()
+    assert rows.adjacency_sha.nunique() == 1 and rows.latents_sha.nunique() == 1
+    assert "| 3 | 3 | 300 | 1 |" in scale_lab.compare([str(out)], "a", "b")
+
+
+def test_compare_pairs_the_seeds_both_versions_fitted(tmp_path):
+    rows = pd.DataFrame({
+        "version": ["old", "new", "new", "old", "new"],
+        "d": 40, "K": 40, "n": 5000,
+        "seed": [1, 1, 2, 2, 3],  # seed 3: only the new version, left out
+        "cpu": [100.0, 20.0, 30.0, 90.0, 1.0],
+        "shd": [0, 1, 0, 0, 9],
+        "adjacency_sha": ["a", "b", "c", "c", "z"],
+        "latents_sha": ["x", "y", "u", "v", "z"],
+    })
+    path = tmp_path / "rows.csv"
+    rows.to_csv(path, index=False)
+    table = scale_lab.compare([str(path)], "old", "new")
+    # medians 95 / 25 = 3.80x; per seed 5x and 3x; SHD 0 / 0.5; seed 1 worse;
+    # seed 2's adjacency the same, no latents the same
+    assert table.splitlines()[-1] == ("| 40 | 40 | 5000 | 2 | 95 | 25 | **3.80x** (3.00x) | "
+                                      "0.00 / 0.50 | 1 | 1 | 0 |")
