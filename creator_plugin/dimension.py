@@ -520,6 +520,17 @@ def shared_subspace_df(p: int, k: int, n_groups: int) -> int:
     return data - params
 
 
+def _group_logdets(S: np.ndarray) -> np.ndarray:
+    """``log|S_g|`` of every group; a ``ValueError`` when one is singular (a column
+    constant in a group, or columns exactly dependent there: no likelihood ratio)."""
+    sign, logdet = np.linalg.slogdet(S)
+    bad = (sign <= 0) | ~np.isfinite(logdet)
+    if bad.any():
+        raise ValueError(f"the covariance of group {int(np.flatnonzero(bad)[0])} is singular, "
+                         "so the shared-subspace likelihood-ratio test is not defined.")
+    return logdet
+
+
 def shared_subspace_lr_test(
     covariances: list[np.ndarray], n_samples: list[int], k: int
 ) -> tuple[float, int, float]:
@@ -567,13 +578,7 @@ def shared_subspace_lr_test(
         raise ValueError(f"the shared-subspace {k}-factor model of {p} columns in {G} groups "
                          "has no degrees of freedom.")
     tril = np.tril_indices(k)
-    sign_S, logdet_S = np.linalg.slogdet(S)
-    if np.any(sign_S <= 0) or not np.all(np.isfinite(logdet_S)):
-        # a column constant in a group, or columns exactly dependent there: the
-        # likelihood ratio is not defined
-        g = int(np.flatnonzero((sign_S <= 0) | ~np.isfinite(logdet_S))[0])
-        raise ValueError(f"the covariance of group {g} is singular, so the shared-subspace "
-                         "likelihood-ratio test is not defined.")
+    logdet_S = _group_logdets(S)
     # Start from a few EM iterations (monotone, robust), then polish by BFGS in
     # the chart H = Q0 [I; B] of the subspaces near the EM one, so that no
     # parameter moves along the k x k gauge H -> H M (which stalls quasi-Newton
