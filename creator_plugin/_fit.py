@@ -40,7 +40,7 @@ from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceW
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering
-from .quality import ISSUE_KINDS, assess_fit, order_levels, with_undecided
+from .quality import ISSUE_KINDS, assess_fit, order_levels
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
 from .refine.measurement_noise import MeasurementNoise
 from .sem import SEMParameters, feature_moments, sem_parameters
@@ -293,7 +293,7 @@ def fit_arrays(
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
     if config.quality:  # step 5: the verdict
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
-                                 model.order, config, threshold, rng, edges)
+                                 model.order, config, threshold, rng)
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
@@ -495,9 +495,8 @@ def _threshold(config: FitConfig, K: int) -> float:
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng, edges=None):
-    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``), counting
-    the undecided pairs of the confidence ``edges``."""
+                   threshold, rng):
+    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
     stability = None
     if config.quality_resamples:
         refit_config = config.replace(prune_threshold=threshold, quality=False,
@@ -510,7 +509,7 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         stability = resample_stability(
             X_list, adjacency, latents, refit, config.quality_resamples,
             random_state=draw_seed(rng))
-    verdict = assess_fit(
+    return assess_fit(
         latents, X=X_list if config.check_n_latent else None,
         ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
         pruning=decisions if config.pruning == "residual" else None,
@@ -519,8 +518,6 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
            if config.quality_resamples else {}),
     )
-    return verdict if edges is None else with_undecided(verdict,
-                                                        confidence.undecided_pairs(edges))
 
 
 def _environment_warnings(K: int, d: int) -> list[FitWarning]:

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from creator_plugin import CREATOR, confidence
-from creator_plugin.quality import Verdict, with_undecided
 from creator_plugin.simulation import simulate
 
 
@@ -73,8 +72,6 @@ def test_attribute_of_a_fit(fitted):
     assert np.all(c[A == 1] > 0.5)  # the point estimate is the likelier graph here
     record = model.diagnostics_["edge_confidence"]
     assert len(record["pairs"]) == 3 and len(record["margins"]) == 3
-    checks = model.diagnostics_["quality"]["checks"]["undecided_edges"]
-    assert checks["count"] == len(confidence.undecided_pairs(c))
 
 
 def test_saved_and_loaded(fitted, tmp_path):
@@ -94,22 +91,3 @@ def test_absent_for_the_rank_rules(fitted):
         again = CREATOR(3, random_state=0).fit(sim.X)
         again.set_params(pruning="rank").fit(sim.X)  # a refit drops the earlier one
     assert not hasattr(again, "edge_confidence_")
-
-
-def test_networkx_edges_carry_the_confidence(fitted):
-    pytest.importorskip("networkx")
-    from creator_plugin.adapters import to_networkx
-
-    _, model = fitted
-    g = to_networkx(model)
-    names = list(g.nodes)
-    for u, v, attrs in g.edges(data=True):
-        assert attrs["confidence"] == model.edge_confidence_[names.index(u), names.index(v)]
-
-
-def test_summary_names_the_undecided_edges():
-    checks = {"gaussianity": {"p_value": 0.001}, "heterogeneity": {"p_value": 0.0}}
-    verdict = with_undecided(Verdict([], dict(checks)), [(0, 2)])
-    assert "1 undecided edge" in verdict.summary and "L1 -> L3" in verdict.summary
-    assert verdict.checks["undecided_edges"] == {"count": 1, "pairs": [[0, 2]]}
-    assert "No edge is undecided" in with_undecided(Verdict([], dict(checks)), []).summary
