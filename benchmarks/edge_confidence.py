@@ -200,8 +200,9 @@ def summary(args: argparse.Namespace) -> None:
                     if any(p["family"] == f for p in sp)]:
             table.append({"simulator": sim, "family": fam,
                           **metrics_of([p for p in sp if p["family"] == fam])})
-        table.append({"simulator": sim, "family": "pooled bar families",
-                      **metrics_of([p for p in sp if p["family"] in BAR_FAMILIES])})
+        bar = [p for p in sp if p["family"] in BAR_FAMILIES]
+        if bar:
+            table.append({"simulator": sim, "family": "pooled bar families", **metrics_of(bar)})
     if args.breakdown:
         for sim in sorted({p["simulator"] for p in pairs}):
             print(sim, json.dumps(breakdown([p for p in pairs if p["simulator"] == sim
