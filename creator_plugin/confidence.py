@@ -21,7 +21,7 @@ sampling error and maps the evidence to a probability.
   direction's score to the winner's (:func:`creator_plugin.refine.order_branches.close_calls`)
   says how close the call was.
 * **The map** from this evidence to probabilities (:data:`MAP`) was fitted
-  on simulated tuning data only and then frozen (docs/trust.md).
+  on simulated tuning data only and then frozen.
 
 The confidence describes the returned graph: decisions flipped by the graph
 revision or search (``"revised"``, ``"searched"`` in the decisions) are
@@ -35,8 +35,7 @@ import numpy as np
 __all__ = ["MAP", "UNDECIDED", "coefficient_se", "confidence_record", "edge_confidence",
            "pair_features", "pruning_evidence", "step_margins", "undecided_pairs"]
 
-#: Confidences strictly between these are *undecided*: listed in the fit's
-#: summary, counted by the verdict.
+#: Confidences strictly between these are *undecided* (:func:`undecided_pairs`).
 UNDECIDED = (0.1, 0.9)
 
 
@@ -163,7 +162,7 @@ MARGIN_CAP = 10.0
 #: default fits of 1,200 simulated data sets (the six workload families the
 #: accuracy bars cover, five latents, five environments, 1,000 rows each, the
 #: package's simulator and an independent one; 24,000 ordered pairs) that no
-#: evaluation uses (docs/trust.md).
+#: evaluation uses.
 MAP: dict = {
     "upper": (-3.8769, 1.1438, 1.1587, 0.0, 0.0, 3.5914, 0.0, 0.6349, 0.0, -0.2842, 0.3445,
               0.0535),

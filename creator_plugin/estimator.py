@@ -144,7 +144,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     adjacency_matrix_ : ndarray (d, d) of int
         ``[i, j] == 1``: latent i -> latent j (upper triangular: latents in
         causal order, ``causal_order_`` is ``[0, ..., d-1]``); ``edge_confidence_``
-        the probability of every edge, from this fit (residual pruning; docs/trust.md).
+        the probability of every edge, from this fit (residual pruning;
+        :mod:`creator_plugin.confidence`).
     latents_ : list of ndarray (n_k, d)
         Features per environment (``transform(X_list[k])``); ``noise_`` the
         exogenous noises, ``weights_``, ``noise_scales_`` and ``intercepts_``
