@@ -52,7 +52,7 @@ import pandas as pd
 
 from creator_plugin import CREATOR, simulate, simulate_family
 from creator_plugin.benchmark.baselines import METHODS
-from creator_plugin.benchmark.scoring import score
+from creator_plugin.benchmark.scoring import correlation_scores, score
 
 D, P, N = 5, 10, 2000
 
@@ -85,7 +85,9 @@ def fit_creator_with_verdict(X_list, n_latent, random_state):
         m = CREATOR(n_latent, random_state=random_state).fit(X_list)
     quality = m.diagnostics_.get("quality") or {}
     kinds = list(dict.fromkeys(i["kind"] for i in quality.get("issues", [])))
-    info = {"verdict": kinds or ["trusted"]}
+    info = {"verdict": kinds or ["trusted"],
+            "route": m.diagnostics_["mechanism_changes"]["route"],
+            "changed": m.changed_mechanisms_.astype(int).tolist()}
     if "regime" in quality.get("checks", {}):
         info["methods"] = quality["checks"]["regime"]["methods"]
     return m.adjacency_matrix_, m.latents_, list(m.causal_order_), info
@@ -119,6 +121,8 @@ def fit_one(fit, sim, seed, time_limit):
         adj, lat, order, *info = fit(sim.X, D, seed)
         secs = time.perf_counter() - start
         s = score(sim.adjacency, sim.Y, adj, lat, order)
+        if info and "changed" in info[0] and "targets" in sim.params:
+            info[0]["change_accuracy"] = change_accuracy(sim, adj, lat, info[0]["changed"])
         row.update(status="ok", seconds=secs, shd=s["shd_corr"], mcc=s["mcc"],
                    n_est_edges=s["n_est_edges"],
                    info=json.dumps(info[0], default=str) if info else "", error="")
@@ -133,6 +137,26 @@ def fit_one(fit, sim, seed, time_limit):
         row.update(seconds=time.perf_counter() - start, shd=row["n_true_edges"], mcc=0.0,
                    n_est_edges=0, info="")
     return row
+
+
+def change_accuracy(sim, adjacency, latents, changed) -> dict:
+    """``changed_mechanisms_`` against the generator's targets, after the latents' matching.
+
+    The reference is environment 0 (the observational one of the generators that
+    have one). Returns the non-reference cells right and their number, and the
+    true targets found and their number.
+    """
+    changed = np.asarray(changed, dtype=bool)
+    truth = np.zeros_like(changed)
+    for k, targets in enumerate(sim.params["targets"]):
+        truth[k, targets] = True
+    match = correlation_scores(sim.adjacency, sim.Y, adjacency, latents)["matching"]
+    est = np.zeros_like(changed)
+    for e, t in match:
+        est[:, t] = changed[:, e]
+    est, truth = est[1:], truth[1:]
+    return {"cells_right": int((est == truth).sum()), "cells": int(truth.size),
+            "targets_found": int((est & truth).sum()), "targets": int(truth.sum())}
 
 
 def run(generators, methods, seeds, out: Path, time_limit: float,
