@@ -968,11 +968,8 @@ def assess_fit(
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
     sparse_route : bool, default=False
-        The fit read its graph and latents by the route for sparse changes
-        (:mod:`creator_plugin.sparse_changes`): mechanisms of few forms are
-        then what that route identifies from, so they raise no
-        ``"invariant_mechanisms"`` or ``"interventional_regime"`` issue on
-        non-Gaussian data.
+        The fit took the route for sparse changes (:mod:`.sparse_changes`): no
+        ``"invariant_mechanisms"`` or, on non-Gaussian data, ``"interventional_regime"``.
 
     Returns
     -------
@@ -1011,7 +1008,7 @@ def assess_fit(
         issues += _n_latent_issues(X, d, checks, alpha, rng)
     if stability is not None:
         issues += _stability_issues(stability, checks, instability_level)
-    if not sparse_route or gauss["p_value"] > alpha:
+    if not sparse_route or gauss["p_value"] > alpha:  # the route reads few forms
         issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from creator_plugin import CREATOR, simulate, simulate_family, simulate_single_node
-from creator_plugin import sparse_changes
+from creator_plugin import CREATOR, simulate, simulate_family, simulate_single_node, sparse_changes
 from creator_plugin.benchmark.scoring import correlation_scores, score
 
 
