@@ -49,6 +49,7 @@ def test_change_test_finds_the_targets_of_hard_interventions(hard):
     truth = _targets(sim, 5, 4)
     assert m.changed_mechanisms_.shape == (5, 4) and m.changed_mechanisms_.dtype == bool
     assert not m.changed_mechanisms_[0].any()  # the reference row
+    assert not hasattr(m, "edge_confidence_")  # the paper pruning's confidence: not this route's
     assert (changed == truth).mean() >= 0.9 and (changed & truth).sum() == truth.sum()
 
 
