@@ -667,6 +667,16 @@ def scale_table(rows: Rows) -> dict:
     return out
 
 
+def scale_versions_table(rows: Rows) -> dict:
+    """The scale page's first table: this version against f741e1b seed by seed, as
+    ``benchmarks/scale_lab.py compare`` builds it from its rows."""
+    import scale_lab
+    files = ["d5_n1000.csv", "d10_n2000.csv", "d40.csv", "d50.csv"]
+    return markdown_rows(scale_lab.compare(
+        [io.StringIO(rows.text(f"benchmarks/results/scale/{name}")) for name in files],
+        "f741e1b", "4aada38"), "| d | K | n | seeds |")
+
+
 def zoo_table(rows: Rows) -> dict:
     import zoo
     fits = [r for r in rows.jsonl("benchmarks/results/zoo/package_d5.jsonl")
@@ -1073,6 +1083,8 @@ TABLES: list[Table] = [
           lambda r: grid_table(r, False, "numbers"), key_columns=3),
     Table("docs/results/verdict.md", "| situation | what was measured |", verdict_table),
     Table("docs/results/scale.md", "| d | edge probability | seeds | median CPU s", scale_table),
+    Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s",
+          scale_versions_table),
     Table("docs/results/zoo.md", "| family | fits | mean SHD (SE)", zoo_table),
     Table("docs/results/refine.md", "| step (`RefineOptions` field) | module |",
           refine_rule_table),
