@@ -15,7 +15,10 @@ except ``multi_node_crl``, whose mixing is square, p = 5):
 
 Every method gets the same data of a (generator, seed); seed s draws its
 data with ``random_state = 50_000 + s`` (the package's and CREATOR's
-generators then give the data of ``benchmarks/peers.py``). A fit that
+generators then give the data of ``benchmarks/peers.py``). With
+``--first-seed S`` the seeds are ``S, ..., S + seeds - 1`` and each is the
+data's ``random_state`` itself (fresh evaluation seeds: ``--first-seed
+300000``). A fit that
 fails or exceeds the time limit is scored as the empty graph with MCC 0
 and counted. CREATOR's rows carry the issue kinds of its verdict and
 whether one of them names the interventional regime.
@@ -28,6 +31,8 @@ Usage::
 
     OMP_NUM_THREADS=1 nice python benchmarks/peers_field.py --seeds 20 \\
         --out benchmarks/results/peers/field_table_20seeds.csv
+    OMP_NUM_THREADS=1 nice python benchmarks/peers_field.py --first-seed 300000 --seeds 20 \\
+        --generators lincd-laplace --out benchmarks/results/sparse_changes/peers.csv
     python benchmarks/peers_field.py --table benchmarks/results/peers/field_table_20seeds.csv
 """
 
@@ -130,7 +135,12 @@ def fit_one(fit, sim, seed, time_limit):
     return row
 
 
-def run(generators, methods, seeds, out: Path, time_limit: float) -> None:
+def run(generators, methods, seeds, out: Path, time_limit: float,
+        offset: int = 50_000) -> None:
+    """Append the rows of every (generator, seed, method) not yet in ``out``.
+
+    Seed s draws its data with ``random_state = offset + s``.
+    """
     done = set()
     if out.exists():
         old = pd.read_csv(out)
@@ -145,7 +155,7 @@ def run(generators, methods, seeds, out: Path, time_limit: float) -> None:
                 todo = [m for m in methods if (g, m, seed) not in done]
                 if not todo:
                     continue
-                sim = GENERATORS[g](50_000 + seed)
+                sim = GENERATORS[g](offset + seed)
                 for m in todo:
                     row = {"generator": g, "method": m,
                            **fit_one(METHOD_TABLE[m], sim, seed, time_limit)}
@@ -179,7 +189,7 @@ def markdown(df: pd.DataFrame) -> str:
             k = int(bad.get((gen, m), 0))
             if k:
                 txt += f" ({k} failed)"
-            if n[(gen, m)] != 20:
+            if n[(gen, m)] != n.max():
                 txt += f" [{n[(gen, m)]} seeds]"
             cells.append(txt)
         lines.append(f"| `{gen}` | " + " | ".join(cells) + " |")
@@ -221,6 +231,9 @@ def verdict_table(df: pd.DataFrame) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=None,
+                    help="seeds first..first+seeds-1, each the data's random_state "
+                         "(default: seeds 0..seeds-1 drawing with 50000 + seed)")
     ap.add_argument("--generators", nargs="+", default=list(GENERATORS))
     ap.add_argument("--methods", nargs="+", default=list(METHOD_TABLE))
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per fit")
@@ -241,7 +254,11 @@ def main(argv=None) -> None:
     if args.replace and out.exists():
         df = pd.read_csv(out)
         df[~df.method.isin(args.methods)].to_csv(out, index=False)
-    run(args.generators, args.methods, range(args.seeds), out, args.time_limit)
+    if args.first_seed is None:
+        run(args.generators, args.methods, range(args.seeds), out, args.time_limit)
+    else:
+        run(args.generators, args.methods,
+            range(args.first_seed, args.first_seed + args.seeds), out, args.time_limit, 0)
 
 
 if __name__ == "__main__":
