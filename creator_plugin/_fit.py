@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import confidence
 from ._config import ICA_DEFAULTS, FitConfig
 from ._passes import MappedArrays, encode, is_dask, project
 from ._random import as_generator, draw_seed
@@ -39,7 +40,7 @@ from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceW
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering
-from .quality import ISSUE_KINDS, assess_fit, order_levels
+from .quality import ISSUE_KINDS, assess_fit, order_levels, with_undecided
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
 from .refine.measurement_noise import MeasurementNoise
 from .sem import SEMParameters, feature_moments, sem_parameters
@@ -111,6 +112,9 @@ class FitResult:
         What the estimator should warn about.
     diagnostics : dict
         The estimator's ``diagnostics_`` without its ``"warnings"`` entry.
+    edge_confidence : ndarray (d, d) or None
+        ``[i, j]``: the probability that ``i -> j`` is an edge
+        (:mod:`.confidence`; None for the rank rules).
     """
 
     adjacency: np.ndarray
@@ -127,6 +131,7 @@ class FitResult:
     decisions: list[dict]
     warnings: list[FitWarning] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
+    edge_confidence: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +280,7 @@ def fit_arrays(
     del ordering  # _models holds the stage only while it needs it
     model, branches = _models(X_list, config, holder, threshold)  # steps 2-3: prune, disentangle
     red, noise = model.stage.reduction, model.stage.noise
+    evidence, edges = _confidence(model, config, threshold)  # the decisions' uncertainty
     n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
     model = replace(model, stage=None)  # only d x d results from here on: room for the latents
@@ -282,11 +288,12 @@ def fit_arrays(
         X_list, mean, model.components, red)
     sem = sem_parameters(latents, model.graph.adjacency)
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
+    diagnostics.update({"edge_confidence": evidence} if evidence else {})
     if noise is not None:
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
     if config.quality:  # step 5: the verdict
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
-                                 model.order, config, threshold, rng)
+                                 model.order, config, threshold, rng, edges)
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
@@ -296,7 +303,7 @@ def fit_arrays(
     return FitResult(
         model.graph.adjacency, model.components, mixing, feature_latent_cov, mean, latents, sem,
         red, model.order, model.entangled, model.graph.tested, model.graph.decisions, found,
-        diagnostics,
+        diagnostics, edges,
     )
 
 
@@ -322,6 +329,18 @@ def _diagnostics(model: _Structure, config: FitConfig, threshold: float, red: Re
         "order_branches": branches,
     }
     return diagnostics, found
+
+
+def _confidence(model: _Structure, config: FitConfig, threshold: float):
+    """The evidence of the returned graph's decisions and its edge confidence
+    (:mod:`.confidence`; both None but for the residual rule)."""
+    if config.pruning != "residual":
+        return None, None
+    stage = model.stage
+    evidence = confidence.confidence_record(stage.reduced, stage.noise, model.graph,
+                                            model.order.steps, threshold,
+                                            stage.reduction.explained_variance)
+    return evidence, confidence.edge_confidence(evidence, len(stage.reduced))
 
 
 def _noise_record(noise, components: np.ndarray, red, sem) -> dict:
@@ -476,8 +495,9 @@ def _threshold(config: FitConfig, K: int) -> float:
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng):
-    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
+                   threshold, rng, edges=None):
+    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``), counting
+    the undecided pairs of the confidence ``edges``."""
     stability = None
     if config.quality_resamples:
         refit_config = config.replace(prune_threshold=threshold, quality=False,
@@ -490,7 +510,7 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         stability = resample_stability(
             X_list, adjacency, latents, refit, config.quality_resamples,
             random_state=draw_seed(rng))
-    return assess_fit(
+    verdict = assess_fit(
         latents, X=X_list if config.check_n_latent else None,
         ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
         pruning=decisions if config.pruning == "residual" else None,
@@ -499,6 +519,8 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
            if config.quality_resamples else {}),
     )
+    return verdict if edges is None else with_undecided(verdict,
+                                                        confidence.undecided_pairs(edges))
 
 
 def _environment_warnings(K: int, d: int) -> list[FitWarning]:

@@ -143,7 +143,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     n_latent_ : int
     adjacency_matrix_ : ndarray (d, d) of int
         ``[i, j] == 1``: latent i -> latent j (upper triangular: latents in
-        causal order, ``causal_order_`` is ``[0, ..., d-1]``).
+        causal order, ``causal_order_`` is ``[0, ..., d-1]``); ``edge_confidence_``
+        the probability of every edge, from this fit (residual pruning; docs/trust.md).
     latents_ : list of ndarray (n_k, d)
         Features per environment (``transform(X_list[k])``); ``noise_`` the
         exogenous noises, ``weights_``, ``noise_scales_`` and ``intercepts_``
@@ -399,6 +400,10 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights
         self.noise_scales_ = result.sem.noise_scales
+        if result.edge_confidence is not None:
+            self.edge_confidence_ = result.edge_confidence
+        elif hasattr(self, "edge_confidence_"):
+            del self.edge_confidence_  # a refit with a rank rule has none
         self.diagnostics_ = {**result.diagnostics, "warnings": messages}
         if selection is not None:
             self.diagnostics_["n_latent_selection"] = selection.to_dict()

@@ -40,6 +40,7 @@ __all__ = [
     "ordered_noises",
     "order_levels",
     "reference_size",
+    "with_undecided",
 ]
 
 
@@ -1163,7 +1164,47 @@ def _stability_issues(stability: dict, checks: dict, instability_level: float) -
     return issues
 
 
+def with_undecided(verdict: Verdict, pairs: list) -> Verdict:
+    """The verdict with the fit's undecided edges counted and named in its summary.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        From :func:`assess_fit`.
+    pairs : list of (int, int)
+        The pairs ``(i, j)`` whose edge confidence lies strictly between 0.1
+        and 0.9 (:func:`creator_plugin.confidence.undecided_pairs`). They raise
+        no issue: an undecided edge says which decisions to check, not that
+        the fit failed.
+
+    Returns
+    -------
+    Verdict
+        ``verdict`` itself, with ``checks["undecided_edges"]`` (``count``,
+        ``pairs``) and its summary written again.
+    """
+    verdict.checks["undecided_edges"] = {"count": len(pairs),
+                                         "pairs": [[int(i), int(j)] for i, j in pairs]}
+    verdict.summary = _summary(verdict)
+    return verdict
+
+
 def _summary(verdict: Verdict) -> str:
+    undecided = verdict.checks.get("undecided_edges")
+    return _issues_summary(verdict) + ("" if undecided is None else
+                                       " " + _undecided_summary(undecided["pairs"]))
+
+
+def _undecided_summary(pairs: list) -> str:
+    """The summary's sentence on the undecided edges (latents named L1..Ld)."""
+    if not pairs:
+        return "No edge is undecided (every edge confidence is at most 0.1 or at least 0.9)."
+    named = ", ".join(f"L{i + 1} -> L{j + 1}" for i, j in pairs)
+    return (f"{len(pairs)} undecided {'edge' if len(pairs) == 1 else 'edges'} (confidence "
+            f"between 0.1 and 0.9; edge_confidence_): {named}.")
+
+
+def _issues_summary(verdict: Verdict) -> str:
     if not verdict.issues:
         c = verdict.checks
         parts = [
