@@ -53,7 +53,9 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
     networkx.DiGraph
         A new graph. Edge ``u -> v`` has ``weights``: a list with the OLS
         effect of u on v in every environment (order of
-        ``graph.graph["environments"]``). Node attributes: ``position``
+        ``graph.graph["environments"]``) and, when the fit has
+        ``edge_confidence_`` (residual pruning), ``confidence``: the
+        probability that the edge is in the true graph. Node attributes: ``position``
         (index in the estimator's matrices), ``noise_scales`` and
         ``intercepts`` (lists over environments). Graph attributes:
         ``environments`` (labels) and ``n_environments``.
@@ -79,8 +81,11 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
             attrs["noise_scale"] = attrs["noise_scales"][k_sel]
             attrs["intercept"] = attrs["intercepts"][k_sel]
         g.add_node(name, **attrs)
+    confidence = getattr(est, "edge_confidence_", None)
     for i, j in np.argwhere(est.adjacency_matrix_):
         attrs = {"weights": [float(W[i, j]) for W in est.weights_]}
+        if confidence is not None:
+            attrs["confidence"] = float(confidence[i, j])
         if k_sel is not None:
             attrs["weight"] = attrs["weights"][k_sel]
         g.add_edge(names[i], names[j], **attrs)

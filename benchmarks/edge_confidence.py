@@ -1,26 +1,27 @@
 """Edge-level confidence of one fit against the truth, on the workload zoo.
 
 Every fit is the default estimator (``--refine auto``) or the core alone
-(``--refine none``), fitted once per data set of the zoo
+(``--refine none``), fitted once per data set of the zoo's bar families
 (``benchmarks/zoo.py``: the package's simulator or
-``benchmarks/independent_simulator.py``). One row per fit records the
-fit's ``edge_confidence_`` and its evidence (``diagnostics_["edge_confidence"]``),
-and the truth in the fit's labels: the true graph relabelled through the
-LocR² matching of :func:`creator_plugin.metrics.match_latents` (every fit
-is kept, whatever its matching), so that ``truth[a, b]`` says whether the
-latents matched to a and b have a true edge a -> b.
+``benchmarks/independent_simulator.py``). One row per fit records the fit's
+``edge_confidence_``, its evidence (``diagnostics_["edge_confidence"]``) and
+the truth in the fit's labels: the true graph relabelled through the LocR²
+matching of :func:`creator_plugin.metrics.match_latents` (every fit is kept,
+whatever its matching), so that ``truth[a][b]`` says whether the latents
+matched to a and b have a true edge a -> b.
 
-Seeds: the map from evidence to probabilities was fitted on the tuning
-seeds of :data:`TUNING` (``fit-map``) and frozen in
-``creator_plugin/confidence.py``; the evaluation seeds start at
-:data:`FIRST_EVALUATION_SEED`.
+Seeds: the map from evidence to probabilities
+(``creator_plugin.confidence.MAP``) was fitted by ``fit-map`` on the rows of
+the tuning seeds :data:`TUNING_SEEDS` and frozen before any evaluation seed
+(from :data:`FIRST_EVALUATION_SEED`) was drawn.
 
 Usage::
 
-    python benchmarks/edge_confidence.py run --simulator package --d 5 --n 1000 \\
-        --first-seed 400000 --seeds 100 --refine auto --out ROWS.jsonl
-    python benchmarks/edge_confidence.py summary ROWS.jsonl [...]
+    python benchmarks/edge_confidence.py run --simulator package --first-seed 400000 \\
+        --seeds 100 --out benchmarks/results/edge_confidence/package_d5.jsonl.gz
     python benchmarks/edge_confidence.py fit-map TUNING_ROWS.jsonl [...]
+    python benchmarks/edge_confidence.py summary ROWS.jsonl [...] --csv OUT.csv
+    python benchmarks/edge_confidence.py timing --d 5 --n 1000 --seeds 30 --repeats 3
 
 Rows already in the output file (same simulator, family, d, n, seed and
 refine) are skipped, so an interrupted run resumes.
@@ -29,6 +30,7 @@ refine) are skipped, so an interrupted run resumes.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
 import time
@@ -37,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from creator_plugin import CREATOR
+from creator_plugin import CREATOR, confidence
 from creator_plugin.metrics import match_latents
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,21 +47,16 @@ import row_files  # noqa: E402
 from zoo import BAR_FAMILIES, FLAG_FAMILIES, data_of  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "edge_confidence"
-#: Seeds the map was fitted on (per d); never evaluated.
-TUNING = {5: range(0, 100), 10: range(0, 30)}
+#: Seeds the map was fitted on; never evaluated.
+TUNING_SEEDS = range(410000, 410100)
 FIRST_EVALUATION_SEED = 400000
+LOW, HIGH = confidence.UNDECIDED
+KEY = ("simulator", "family", "d", "n", "seed", "refine")
 
 
 def estimator(d: int, refine: str, seed: int) -> CREATOR:
     """The fit of a row: the default, or the core alone (``refine="none"``)."""
     return CREATOR(d, refine="auto" if refine == "auto" else None, random_state=seed)
-
-
-def truth_in_fit_labels(A: np.ndarray, Y: list, latents: list) -> tuple[np.ndarray, np.ndarray]:
-    """The true graph in the fit's labels (through the LocR² matching), and that matrix."""
-    matching, M = match_latents(A, Y, latents)
-    T = (np.asarray(A) != 0).astype(int)[np.ix_(matching, matching)]
-    return T, M
 
 
 def fit_row(simulator: str, family: str, d: int, n: int, seed: int, refine: str) -> dict:
@@ -76,20 +73,16 @@ def fit_row(simulator: str, family: str, d: int, n: int, seed: int, refine: str)
             row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             return row
         seconds = time.perf_counter() - start
-    T, M = truth_in_fit_labels(A, Y, model.latents_)
+    matching, M = match_latents(A, Y, model.latents_)
+    truth = (np.asarray(A) != 0).astype(int)[np.ix_(matching, matching)]
     diag = model.diagnostics_
+    evidence = diag.get("edge_confidence")
     row.update(
-        status="ok", seconds=seconds, adjacency=model.adjacency_matrix_.tolist(),
-        truth=T.tolist(), locr2_matrix=np.round(M, 4).tolist(),
-        confidence=(np.round(model.edge_confidence_, 6).tolist()
+        status="ok", seconds=round(seconds, 4), adjacency=model.adjacency_matrix_.tolist(),
+        truth=truth.tolist(), matched_locr2=round(float(M[np.arange(d), matching].mean()), 4),
+        confidence=(np.round(model.edge_confidence_, 5).tolist()
                     if hasattr(model, "edge_confidence_") else None),
-        evidence=diag.get("edge_confidence"),
-        steps=[{k: s.get(k) for k in ("best_score", "runner_up_gap", "refined_scores")}
-               for s in diag["ordering"]],
-        issues=";".join(sorted({i["kind"] for i in (diag.get("quality") or {})
-                                .get("issues", [])})),
-        revision=diag.get("graph_revision"), search=diag.get("graph_search"),
-        branches=diag.get("order_branches"),
+        evidence=evidence,
     )
     return row
 
@@ -97,17 +90,169 @@ def fit_row(simulator: str, family: str, d: int, n: int, seed: int, refine: str)
 def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    key = ("simulator", "family", "d", "n", "seed", "refine")
-    done = {tuple(r[k] for k in key) for r in row_files.read_jsonl(out)} \
-        if row_files.exists(out) else set()
+    done = ({tuple(r[k] for k in KEY) for r in row_files.read_jsonl(out)}
+            if row_files.exists(out) else set())
     families = args.families.split(",") if args.families else list(BAR_FAMILIES)
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        for family in families:
-            if (args.simulator, family, args.d, args.n, seed, args.refine) in done:
-                continue
-            row = fit_row(args.simulator, family, args.d, args.n, seed, args.refine)
-            with row_files.open_text(out, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
+        rows = [fit_row(args.simulator, family, args.d, args.n, seed, args.refine)
+                for family in families
+                if (args.simulator, family, args.d, args.n, seed, args.refine) not in done]
+        if rows:
+            row_files.append_jsonl(out, rows)
+
+
+def pairs_of(rows: list[dict], recompute: bool = False) -> list[dict]:
+    """One record per ordered pair (a, b), a != b, of every fit: truth, decision, confidence,
+    and whether the decision lies within 3 standard errors of the pruning level."""
+    out = []
+    for r in rows:
+        if r.get("status") != "ok" or r.get("confidence") is None:
+            continue
+        T, E = np.asarray(r["truth"]), np.asarray(r["adjacency"])
+        C = (confidence.edge_confidence(r["evidence"], r["K"]) if recompute
+             else np.asarray(r["confidence"]))
+        near = np.zeros_like(T, dtype=bool)
+        for q in r["evidence"]["pairs"]:
+            if abs(q["statistic"] - q["threshold"]) <= 3 * q["se"]:
+                near[q["parent"], q["child"]] = True
+        d = T.shape[0]
+        for a in range(d):
+            for b in range(d):
+                if a != b:
+                    out.append({"simulator": r["simulator"], "family": r["family"],
+                                "seed": r["seed"], "truth": int(T[a, b]), "edge": int(E[a, b]),
+                                "c": float(C[a, b]), "near": bool(near[a, b])})
+    return out
+
+
+def ece(c: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error over ``bins`` equal-width bins of [0, 1]."""
+    if c.size == 0:
+        return float("nan")
+    idx = np.minimum((c * bins).astype(int), bins - 1)
+    return float(sum(abs(c[idx == b].mean() - y[idx == b].mean()) * np.mean(idx == b)
+                     for b in range(bins) if np.any(idx == b)))
+
+
+def metrics_of(pairs: list[dict]) -> dict:
+    """The acceptance's numbers on a set of pairs."""
+    c = np.array([p["c"] for p in pairs])
+    y = np.array([p["truth"] for p in pairs])
+    e = np.array([p["edge"] for p in pairs])
+    near = np.array([p["near"] for p in pairs])
+    wrong = e != y
+    und = (c > LOW) & (c < HIGH)
+    hi, lo = c >= HIGH, c <= LOW
+    return {
+        "fits": len({(p["simulator"], p["family"], p["seed"]) for p in pairs}),
+        "pairs": int(c.size), "true_edges": int(y.sum()), "ece": ece(c, y),
+        "near_pairs": int(near.sum()), "ece_near": ece(c[near], y[near]),
+        "precision_at_0.9": float(y[hi].mean()) if hi.any() else float("nan"),
+        "n_at_0.9": int(hi.sum()),
+        "non_edge_rate_at_0.1": float(1 - y[lo].mean()) if lo.any() else float("nan"),
+        "n_at_0.1": int(lo.sum()),
+        "wrong": int(wrong.sum()), "wrong_undecided_share":
+            float(und[wrong].mean()) if wrong.any() else float("nan"),
+        "undecided": int(und.sum()),
+        "undecided_allowance": float(2 * wrong.sum() + 0.02 * c.size),
+    }
+
+
+def summary(args: argparse.Namespace) -> None:
+    pairs = pairs_of(row_files.read_jsonl(args.rows), recompute=args.recompute)
+    table = []
+    for sim in sorted({p["simulator"] for p in pairs}):
+        sp = [p for p in pairs if p["simulator"] == sim]
+        for fam in [f for f in (*BAR_FAMILIES, *FLAG_FAMILIES)
+                    if any(p["family"] == f for p in sp)]:
+            table.append({"simulator": sim, "family": fam,
+                          **metrics_of([p for p in sp if p["family"] == fam])})
+        table.append({"simulator": sim, "family": "pooled bar families",
+                      **metrics_of([p for p in sp if p["family"] in BAR_FAMILIES])})
+    fields = list(table[0])
+    writer = csv.DictWriter(sys.stdout, fields)
+    writer.writeheader()
+    for t in table:
+        writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()})
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fields + ["command"])
+            w.writeheader()
+            for t in table:
+                w.writerow({**{k: round(v, 4) if isinstance(v, float) else v
+                               for k, v in t.items()}, "command": " ".join(sys.argv)})
+
+
+#: Per kind of pair, the positions (in :func:`creator_plugin.confidence.pair_features`)
+#: of the coefficients held non-negative: the confidence of ``j -> i`` never
+#: falls as the evidence of the edge (statistic, Wald statistic, distance to
+#: the level) grows, for either decision.
+MONOTONE = {"upper": (0, 1, 2, 3, 5, 6, 7), "lower": ()}
+
+
+def logistic_fit(x: np.ndarray, y: np.ndarray, nonnegative=(), C: float = 1.0) -> np.ndarray:
+    """Maximum-likelihood logistic coefficients (intercept first) with an L2 penalty
+    ``|beta|^2 / (2 C)`` on the slopes and the slopes ``nonnegative`` held >= 0."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    X = np.column_stack([np.ones(len(x)), x])
+
+    def loss(beta):
+        t = X @ beta
+        p = expit(t)
+        value = np.sum(np.logaddexp(0, t) - y * t) + beta[1:] @ beta[1:] / (2 * C)
+        grad = X.T @ (p - y)
+        grad[1:] += beta[1:] / C
+        return value, grad
+
+    bounds = [(None, None)] + [(0, None) if k in nonnegative else (None, None)
+                               for k in range(x.shape[1])]
+    return minimize(loss, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
+                    bounds=bounds, options={"maxiter": 5000}).x
+
+
+def fit_map(args: argparse.Namespace) -> None:
+    """Fit the map's logistic coefficients on tuning rows (seeds in :data:`TUNING_SEEDS`)."""
+    rows = [r for r in row_files.read_jsonl(args.rows)
+            if r.get("status") == "ok" and r["seed"] in TUNING_SEEDS and r.get("evidence")]
+    feats = {"upper": [], "lower": []}
+    for r in rows:
+        T = np.asarray(r["truth"])
+        for side, (a, b, x) in confidence.pair_features(r["evidence"]):
+            feats[side].append((*x, T[a, b]))
+    for side, data in feats.items():
+        data = np.asarray(data, dtype=float)
+        coef = logistic_fit(data[:, :-1], data[:, -1], MONOTONE[side], args.C)
+        print(f"# {side}: {len(data)} pairs, {int(data[:, -1].sum())} true edges")
+        print(f'    "{side}": {tuple(round(float(c), 4) for c in coef)},')
+
+
+def timing(args: argparse.Namespace) -> None:
+    """Best-of-``repeats`` time of default fits with and without the confidence."""
+    from creator_plugin import _fit  # noqa: PLC0415 - lab: switches the step off to time it
+
+    datasets = [data_of("package", "paper", args.d, args.d, args.n, s)[0]
+                for s in range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + args.seeds)]
+    original = _fit._confidence
+
+    def total():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            start = time.perf_counter()
+            for s, X in enumerate(datasets):
+                CREATOR(args.d, random_state=s).fit(X)
+            return time.perf_counter() - start
+
+    best = {}
+    for _ in range(args.repeats):
+        for label, fn in (("with", original), ("without", lambda *a: (None, None))):
+            _fit._confidence = fn
+            best[label] = min(best.get(label, np.inf), total())
+    _fit._confidence = original
+    print(json.dumps({"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
+                      "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
+                      "ratio": round(best["with"] / best["without"], 4)}))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -124,9 +269,21 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--n", type=int, default=1000)
     r.add_argument("--refine", choices=("auto", "none"), default="auto")
     r.add_argument("--out", required=True)
+    s = sub.add_parser("summary", help="calibration numbers of rows")
+    s.add_argument("rows", nargs="+")
+    s.add_argument("--csv", default=None)
+    s.add_argument("--recompute", action="store_true",
+                   help="recompute the confidence from the stored evidence with the current map")
+    f = sub.add_parser("fit-map", help="fit the map on tuning rows")
+    f.add_argument("rows", nargs="+")
+    f.add_argument("--C", type=float, default=1.0)
+    t = sub.add_parser("timing", help="fit time with and without the confidence")
+    t.add_argument("--d", type=int, default=5)
+    t.add_argument("--n", type=int, default=1000)
+    t.add_argument("--seeds", type=int, default=30)
+    t.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    if args.cmd == "run":
-        run(args)
+    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -117,6 +117,11 @@ def _fit(args: argparse.Namespace) -> int:
         ]
         write_csv(pd.DataFrame(weights, columns=["environment", "parent", "child", "weight"]),
                   tmp / "weights.csv", index=False)
+        written = ["latents.csv", "adjacency.csv", "weights.csv"]
+        if hasattr(model, "edge_confidence_"):
+            write_csv(pd.DataFrame(model.edge_confidence_, index=names, columns=names),
+                      tmp / "edge_confidence.csv")
+            written.append("edge_confidence.csv")
         diag = dict(model.diagnostics_)
         diag["latent_names"] = names
         diag["feature_names"] = [str(c) for c in feats.columns]
@@ -128,7 +133,7 @@ def _fit(args: argparse.Namespace) -> int:
     # nothing says only why (one line).
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz, "
+    print(f"Wrote {', '.join(written)}, diagnostics.json, model.npz, "
           f"{', '.join(p.name for p in report)} to {out.path}")
     print(_format_matrix(model.adjacency_matrix_, names))
     return 0
