@@ -20,7 +20,8 @@ Usage::
     python benchmarks/edge_confidence.py run --simulator package --first-seed 400000 \\
         --seeds 100 --out benchmarks/results/edge_confidence/package_d5.jsonl.gz
     python benchmarks/edge_confidence.py fit-map TUNING_ROWS.jsonl [...]
-    python benchmarks/edge_confidence.py summary ROWS.jsonl [...] --csv OUT.csv
+    python benchmarks/edge_confidence.py summary ROWS.jsonl [...] --csv OUT.csv \\
+        --pairs-csv PAIRS.csv.gz
     python benchmarks/edge_confidence.py timing --d 5 --n 1000 --seeds 30 --repeats 3
 
 Rows already in the output file (same simulator, family, d, n, seed and
@@ -120,8 +121,9 @@ def pairs_of(rows: list[dict], recompute: bool = False) -> list[dict]:
             for b in range(d):
                 if a != b:
                     out.append({"simulator": r["simulator"], "family": r["family"],
-                                "seed": r["seed"], "truth": int(T[a, b]), "edge": int(E[a, b]),
-                                "c": float(C[a, b]), "near": bool(near[a, b])})
+                                "seed": r["seed"], "a": a, "b": b, "truth": int(T[a, b]),
+                                "edge": int(E[a, b]), "c": float(C[a, b]),
+                                "near": bool(near[a, b])})
     return out
 
 
@@ -158,6 +160,37 @@ def metrics_of(pairs: list[dict]) -> dict:
     }
 
 
+def breakdown(pairs: list[dict]) -> dict:
+    """The wrong decisions by kind (a reversal: the reversed pair is wrong too; else a false
+    edge or a missed one), each split into undecided and confident; and the largest share of
+    wrong decisions any band ``a < c < b`` of the confidence marks undecided within the
+    sharpness allowance (2 x wrong + 2 % of the pairs)."""
+    by_fit: dict = {}
+    for p in pairs:
+        by_fit.setdefault((p["simulator"], p["family"], p["seed"]), {})[p["a"], p["b"]] = p
+    kinds: dict = {}
+    for fit in by_fit.values():
+        for (a, b), p in fit.items():
+            if p["edge"] == p["truth"]:
+                continue
+            other = fit[b, a]
+            kind = ("reversal" if other["edge"] != other["truth"]
+                    else "false edge" if p["edge"] else "missed edge")
+            where = "undecided" if LOW < p["c"] < HIGH else "confident"
+            kinds[f"{kind}, {where}"] = kinds.get(f"{kind}, {where}", 0) + 1
+    c = np.array([p["c"] for p in pairs])
+    wrong = np.array([p["edge"] != p["truth"] for p in pairs])
+    allowance = 2 * wrong.sum() + 0.02 * c.size
+    best = (0.0, None)
+    for lo in (0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001):
+        for hi in (0.9, 0.95, 0.97, 0.98, 0.99, 0.995, 0.998, 0.999):
+            und = (c > lo) & (c < hi)
+            if und.sum() <= allowance and und[wrong].mean() > best[0]:
+                best = (float(und[wrong].mean()), (lo, hi))
+    return {**dict(sorted(kinds.items())), "best_share_within_allowance": round(best[0], 4),
+            "its_band": best[1]}
+
+
 def summary(args: argparse.Namespace) -> None:
     pairs = pairs_of(row_files.read_jsonl(args.rows), recompute=args.recompute)
     table = []
@@ -169,11 +202,24 @@ def summary(args: argparse.Namespace) -> None:
                           **metrics_of([p for p in sp if p["family"] == fam])})
         table.append({"simulator": sim, "family": "pooled bar families",
                       **metrics_of([p for p in sp if p["family"] in BAR_FAMILIES])})
+    if args.breakdown:
+        for sim in sorted({p["simulator"] for p in pairs}):
+            print(sim, json.dumps(breakdown([p for p in pairs if p["simulator"] == sim
+                                             and p["family"] in BAR_FAMILIES])))
     fields = list(table[0])
     writer = csv.DictWriter(sys.stdout, fields)
     writer.writeheader()
     for t in table:
         writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()})
+    if args.pairs_csv:
+        import gzip
+
+        with gzip.open(args.pairs_csv, "wt", newline="") as fh:
+            w = csv.DictWriter(fh, ["simulator", "family", "seed", "a", "b", "truth", "edge",
+                                    "c", "near"])
+            w.writeheader()
+            for p in pairs:
+                w.writerow({**p, "c": round(p["c"], 5), "near": int(p["near"])})
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.DictWriter(fh, fields + ["command"])
@@ -229,12 +275,12 @@ def fit_map(args: argparse.Namespace) -> None:
 
 
 def timing(args: argparse.Namespace) -> None:
-    """Best-of-``repeats`` time of default fits with and without the confidence."""
-    from creator_plugin import _fit  # noqa: PLC0415 - lab: switches the step off to time it
-
+    """Best-of-``repeats`` time of default fits with and without the confidence (without:
+    :mod:`creator_plugin.confidence`'s two steps replaced by ones that return nothing, which
+    the fit reads as a fit without confidence)."""
     datasets = [data_of("package", "paper", args.d, args.d, args.n, s)[0]
                 for s in range(FIRST_EVALUATION_SEED, FIRST_EVALUATION_SEED + args.seeds)]
-    original = _fit._confidence
+    steps = (confidence.confidence_record, confidence.edge_confidence)
 
     def total():
         with warnings.catch_warnings():
@@ -245,14 +291,18 @@ def timing(args: argparse.Namespace) -> None:
             return time.perf_counter() - start
 
     best = {}
-    for _ in range(args.repeats):
-        for label, fn in (("with", original), ("without", lambda *a: (None, None))):
-            _fit._confidence = fn
-            best[label] = min(best.get(label, np.inf), total())
-    _fit._confidence = original
+    try:
+        for _ in range(args.repeats):
+            for label in ("with", "without"):
+                confidence.confidence_record, confidence.edge_confidence = (
+                    steps if label == "with" else (lambda *a, **k: None,) * 2)
+                best[label] = min(best.get(label, np.inf), total())
+    finally:
+        confidence.confidence_record, confidence.edge_confidence = steps
     print(json.dumps({"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
                       "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
-                      "ratio": round(best["with"] / best["without"], 4)}))
+                      "ratio": round(best["with"] / best["without"], 4),
+                      "command": " ".join(sys.argv)}))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -271,7 +321,11 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--out", required=True)
     s = sub.add_parser("summary", help="calibration numbers of rows")
     s.add_argument("rows", nargs="+")
-    s.add_argument("--csv", default=None)
+    s.add_argument("--csv", default=None, help="the table, with the command")
+    s.add_argument("--pairs-csv", default=None,
+                   help="every ordered pair (gzip-compressed CSV): truth, decision, confidence")
+    s.add_argument("--breakdown", action="store_true",
+                   help="the wrong decisions by kind, and the best band within the allowance")
     s.add_argument("--recompute", action="store_true",
                    help="recompute the confidence from the stored evidence with the current map")
     f = sub.add_parser("fit-map", help="fit the map on tuning rows")
