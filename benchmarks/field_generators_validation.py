@@ -29,6 +29,14 @@ interventions). Both get score differences from Gaussian score estimates on
 the same rows. Compared: failures, the graph, MCC and SHD under the
 shared scoring (:func:`creator_plugin.benchmark.scoring.correlation_scores`).
 
+Part 3 (``--umni-field``) runs the same pair on the package's ``lincd``,
+``lscale_i`` and ``umni_crl`` families (both noises; the data of the peers
+table, ``random_state = 50_000 + seed``), to tell where a failure of the
+reconstruction is the method's own.
+
+The UMNI-CRL parts append a row per fit and skip the rows already in their
+file, so an interrupted run resumes.
+
 Work-arounds for their imports on NumPy 2 without their whole environment:
 ``np.empty(dtype=np.floating)`` is read as float; ``np.int`` is ``int`` and
 ``np.in1d`` is ``np.isin``;
@@ -42,12 +50,15 @@ Usage (a virtual environment with ``causaldag`` and
         --lincd-repo /tmp/lincd --scorecrl-repo /tmp/score-based-crl \\
         --mncrl-repo /tmp/Multi-Node-CRL --draws 200 --seeds 20 \\
         --out benchmarks/results/peers/field_validation
+    PYTHONPATH=. python benchmarks/field_generators_validation.py --umni-field \\
+        --scorecrl-repo /tmp/score-based-crl --seeds 20
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -55,6 +66,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp, kurtosis
 
+from creator_plugin import simulate_family
 from creator_plugin.benchmark.field_generators import (
     simulate_lincd,
     simulate_lscale_i,
@@ -266,55 +278,103 @@ def generators(args) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------- UMNI-CRL
-def umni(args) -> pd.DataFrame:
-    rows = []
-    for hard in (False, True):
+UMNI_COLUMNS = ["intervention", "seed", "authors_ok", "mcc_authors", "shd_authors", "ours_ok",
+                "mcc_ours", "shd_ours", "same_outcome", "same_graph", "authors_error",
+                "ours_error", "seconds_authors", "seconds_ours"]
+
+
+def _umni_pair(X_list, truth, Z, hard) -> dict:
+    """The authors' ``umni_crl`` and ``fit_umni_crl`` on the same environments, scored."""
+    from umni_crl import umni_crl
+
+    # Gaussian score estimates on the same rows, in the column space of the
+    # pooled data (what fit_umni_crl computes)
+    pooled = sum(np.cov(xx.T) for xx in X_list)
+    basis = np.linalg.eigh(pooled)[1][:, ::-1][:, :D]
+    red = [xx @ basis for xx in X_list]
+    prec = [np.linalg.inv(np.cov(r.T, bias=True)) for r in red]
+    x0 = red[0]
+    dsx = np.stack([(x0 @ (pk - prec[0]).T) @ basis.T for pk in prec[1:]])[..., None]
+    x = np.stack([xx[..., None] for xx in X_list])
+    row = {}
+    start = time.perf_counter()
+    try:
+        res = umni_crl(x.copy(), dsx, hard_intervention=hard, hard_graph_postprocess=hard,
+                       atol_eigv=0.05, atol_ci_test=0.05, kappa=2)
+        g_t = (res[5][1] if hard else res[4]).astype(int)
+        enc_t = res[5][0] if hard else res[3]
+        s_t = correlation_scores(truth, Z, g_t, [xx @ enc_t.T for xx in X_list])
+        row.update(authors_ok=True, mcc_authors=s_t["mcc"], shd_authors=s_t["shd_corr"])
+    except Exception as exc:
+        g_t = None
+        row.update(authors_ok=False, authors_error=f"{type(exc).__name__}: {exc}"[:120])
+    row["seconds_authors"] = time.perf_counter() - start
+    start = time.perf_counter()
+    try:
+        adj, lat, _, _ = fit_umni_crl(X_list, D, hard=hard)
+        s_o = correlation_scores(truth, Z, adj, lat)
+        row.update(ours_ok=True, mcc_ours=s_o["mcc"], shd_ours=s_o["shd_corr"])
+    except Exception as exc:
+        adj = None
+        row.update(ours_ok=False, ours_error=f"{type(exc).__name__}: {exc}"[:120])
+    row["seconds_ours"] = time.perf_counter() - start
+    row["same_outcome"] = row["authors_ok"] == row["ours_ok"]
+    row["same_graph"] = (g_t is not None and adj is not None
+                         and bool(np.array_equal(g_t, adj)))
+    return row
+
+
+def _append(out: Path, row: dict, columns: list[str]) -> None:
+    pd.DataFrame([row]).reindex(columns=columns).to_csv(
+        out, mode="a", header=not out.exists(), index=False, float_format="%.6g")
+    print(row, flush=True)
+
+
+def umni(args, out: Path) -> None:
+    """Rows appended to ``out`` as each seed finishes; rows already there are kept."""
+    done = set()
+    if out.exists():
+        old = pd.read_csv(out)
+        done = set(zip(old.intervention, old.seed))
+    for hard in [kind == "hard" for kind in args.interventions]:
         for seed in range(args.seeds):
+            if ("hard" if hard else "soft", seed) in done:
+                continue
             utils, scm, decoder, envs, var_change, Dm, rng = _scorecrl_model(
                 args.scorecrl_repo, 200_000 + seed, "umni_crl")
-            from umni_crl import umni_crl
-
             type_int = "hard int" if hard else "soft int"
             z = np.stack([scm.sample((N,), nodes_int=e, type_int=type_int,
                                      var_change_mech="scale", var_change=var_change)
                           for e in envs])
             x = decoder @ z
             X_list = [x[k, :, :, 0].copy() for k in range(D + 1)]
-            # Gaussian score estimates on the same rows, in the column space of the
-            # pooled data (what fit_umni_crl computes)
-            pooled = sum(np.cov(xx.T) for xx in X_list)
-            basis = np.linalg.eigh(pooled)[1][:, ::-1][:, :D]
-            red = [xx @ basis for xx in X_list]
-            prec = [np.linalg.inv(np.cov(r.T, bias=True)) for r in red]
-            x0 = red[0]
-            dsx = np.stack([(x0 @ (pk - prec[0]).T) @ basis.T for pk in prec[1:]])[..., None]
-            truth = scm.adj_mat.astype(int)
             Z = [z[k, :, :, 0] for k in range(D + 1)]
-            row = dict(intervention="hard" if hard else "soft", seed=seed)
-            try:
-                res = umni_crl(x.copy(), dsx, hard_intervention=hard,
-                               hard_graph_postprocess=hard, atol_eigv=0.05,
-                               atol_ci_test=0.05, kappa=2)
-                g_t = (res[5][1] if hard else res[4]).astype(int)
-                enc_t = res[5][0] if hard else res[3]
-                s_t = correlation_scores(truth, Z, g_t, [xx @ enc_t.T for xx in X_list])
-                row.update(authors_ok=True, mcc_authors=s_t["mcc"], shd_authors=s_t["shd_corr"])
-            except Exception as exc:
-                g_t = None
-                row.update(authors_ok=False, authors_error=f"{type(exc).__name__}: {exc}"[:120])
-            try:
-                adj, lat, _, _ = fit_umni_crl(X_list, D, hard=hard)
-                s_o = correlation_scores(truth, Z, adj, lat)
-                row.update(ours_ok=True, mcc_ours=s_o["mcc"], shd_ours=s_o["shd_corr"])
-            except Exception as exc:
-                adj = None
-                row.update(ours_ok=False, ours_error=f"{type(exc).__name__}: {exc}"[:120])
-            row["same_outcome"] = row["authors_ok"] == row["ours_ok"]
-            row["same_graph"] = (g_t is not None and adj is not None
-                                 and bool(np.array_equal(g_t, adj)))
-            rows.append(row)
-            print(row, flush=True)
-    return pd.DataFrame(rows)
+            row = dict(intervention="hard" if hard else "soft", seed=seed,
+                       **_umni_pair(X_list, scm.adj_mat.astype(int), Z, hard))
+            _append(out, row, UMNI_COLUMNS)
+
+
+def umni_field(args, out: Path) -> None:
+    """The two UMNI-CRLs on the package's field families (the peers table's data, seeds
+    0..``--seeds``-1): does the authors' code fail where the reconstruction does?"""
+    _scorecrl_import(args.scorecrl_repo)
+    done = set()
+    if out.exists():
+        old = pd.read_csv(out)
+        done = set(zip(old.generator, old.intervention, old.seed))
+    for fam in ("lincd", "lscale_i", "umni_crl"):
+        for noise in ("gaussian", "laplace"):
+            for seed in range(args.seeds):
+                todo = [h for h in args.interventions
+                        if (f"{fam}-{noise}", h, seed) not in done]
+                if not todo:
+                    continue
+                sim = simulate_family(fam, D, None, N, n_features=P, noise=noise,
+                                      random_state=50_000 + seed)
+                for kind in todo:
+                    row = dict(generator=f"{fam}-{noise}", intervention=kind, seed=seed,
+                               **_umni_pair(sim.X, sim.adjacency, sim.Y, kind == "hard"))
+                    _append(out, row, ["generator", *UMNI_COLUMNS])
 
 
 def main(argv=None) -> None:
@@ -324,8 +384,11 @@ def main(argv=None) -> None:
     ap.add_argument("--mncrl-repo")
     ap.add_argument("--generators", action="store_true")
     ap.add_argument("--umni", action="store_true")
+    ap.add_argument("--umni-field", action="store_true")
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--interventions", nargs="+", choices=["soft", "hard"],
+                    default=["soft", "hard"], help="UMNI-CRL part: which kinds to run")
     ap.add_argument("--out", default="benchmarks/results/peers/field_validation")
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -333,7 +396,9 @@ def main(argv=None) -> None:
     if args.generators:
         generators(args).to_csv(f"{out}_generators.csv", index=False, float_format="%.4g")
     if args.umni:
-        umni(args).to_csv(f"{out}_umni.csv", index=False, float_format="%.4g")
+        umni(args, Path(f"{out}_umni.csv"))
+    if args.umni_field:
+        umni_field(args, Path(f"{out}_umni_field.csv"))
 
 
 if __name__ == "__main__":

@@ -65,9 +65,8 @@ def _flagged(g: pd.DataFrame, method: str) -> str:
     return f"{sum(bool(ks) for ks in per_fit)} / {len(g)}" + (f" ({detail})" if detail else "")
 
 
-def main() -> None:
-    design = json.loads((OUT / "design.json").read_text())
-    runs = pd.read_csv(OUT / "headline_runs.csv")
+def markdown(runs: pd.DataFrame, design: dict) -> str:
+    """The table of ``headline_table.md`` from the per-run rows and the frozen design."""
     lines = [f"Corpus seeds {design['corpus_seeds']}, layer {design['headline']['layer']}; "
              "rows: headline_runs.csv. Headline = representation "
              f"'{design['headline']['representation']}'; the others are explorations.", "",
@@ -91,8 +90,14 @@ def main() -> None:
               f" | {n / 6:.2f} / {n} | 3 | – | – |",
               f"| (same {n} runs) | random order, complete DAG (one seeded draw per run) | "
               f"{_random_orders(n)[0]} / {3 * n} | {_random_orders(n)[1]} / {n} | 3 | – | – |"]
-    (OUT / "headline_table.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    design = json.loads((OUT / "design.json").read_text())
+    text = markdown(pd.read_csv(OUT / "headline_runs.csv"), design)
+    (OUT / "headline_table.md").write_text(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":

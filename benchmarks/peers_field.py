@@ -88,8 +88,7 @@ def fit_creator_with_verdict(X_list, n_latent, random_state):
 
 METHOD_TABLE = {
     "CREATOR": fit_creator_with_verdict,
-    **{k: v for k, v in METHODS.items()
-       if k not in ("CREATOR", "CREATOR (paper)", "GIN", "GIN (tests by variable)")},
+    **{k: v for k, v in METHODS.items() if k != "CREATOR"},
     "LSCALE-I (hard, atol 0.01)": partial(METHODS["LSCALE-I (hard)"], atol_edge=0.01),
 }
 

@@ -1,61 +1,46 @@
-"""BFGS with the inverse-Hessian update in rank-two form, for many variables.
+"""BFGS for many variables: the inverse-Hessian update in rank-two form, in place.
 
 SciPy's ``minimize(method="BFGS")`` updates its dense ``N x N`` inverse
 Hessian as ``(I - r s y^T) H (I - r y s^T) + r s s^T``, two matrix products
 per iteration: ``O(N^3)``. The polish optimises ``N = d^2`` variables, so that
 update costs ``O(d^6)`` per iteration and dominates a fit from d of about 30
-on (benchmarks/LOG.md, "What grows fastest with d"). Expanded, the same
-update is a symmetric rank-two correction,
+on (benchmarks/LOG.md, "What grows fastest with d"); the graph revision's
+refinements optimise ``d^2`` numbers too. Expanded, the same update is a
+symmetric rank-two correction,
 
 ``H - r (s (Hy)^T + (Hy) s^T) + (r^2 y^T H y + r) s s^T``,
 
-``O(N^2)``. :func:`minimize_bfgs` is SciPy's BFGS loop (same line search,
-same first step, same stopping rules and result fields). From
-:data:`RANK_TWO_MIN_SIZE` variables on (or at any size, on request) it uses
-the rank-two update; in
-exact arithmetic that takes SciPy's steps, in floating point it rounds
-differently. Below it, it applies SciPy's update in SciPy's form, so it
-takes SciPy's steps to the last bit, without the wrappers SciPy's
-``minimize`` puts around the objective (a copy of the point and several
-calls per evaluation: a tenth of the time of a small fit's ascents). From
-:data:`SYMMETRIC_MIN_SIZE` variables on the rank-two form keeps one
-triangle of the matrix and updates it in place through BLAS (no ``N x N``
-temporaries: at d = 100 a polish's matrix is 800 MB).
+``O(N^2)``, which :func:`minimize_bfgs` applies from :data:`RANK_TWO_MIN_SIZE`
+variables on to one triangle of ``H`` in place, through BLAS's symmetric
+routines (``dsymv``, ``dsyr2`` of SciPy's public ``scipy.linalg.blas``): one
+pass over half the matrix per product or update and no ``N x N``
+temporaries (at d = 100 a polish's matrix is 800 MB). The loop is SciPy's
+BFGS loop (same first step, stopping rules and result fields) with SciPy's
+public strong-Wolfe line search (``scipy.optimize.line_search``, with BFGS's
+constants). Below that size it is SciPy's ``minimize`` itself.
 
-The line search is the one SciPy's BFGS calls
-(``scipy.optimize._optimize._line_search_wolfe12``: MINPACK's ``dcsrch`` with
-the strong-Wolfe search as fallback). It is not public; when it cannot be
-imported, :func:`minimize_bfgs` hands the problem to SciPy's BFGS unchanged.
+Why it stays (``benchmarks/optimiser_policy.py``, rows
+``benchmarks/results/scale/optimisers.csv``, one run, one thread): at d = 40
+(1,600 variables) the polish takes a fraction of the CPU time of the same
+ascent by ``minimize(method="BFGS")`` (the table on the speed and scale
+page); at d = 5 (25 variables) its own loop was about 1.1 times as fast as
+``minimize``, not enough to keep one, so there ``minimize`` runs.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from scipy import optimize
 from scipy.linalg import blas
 
-try:  # SciPy's BFGS line search (private: without it, SciPy's BFGS runs)
-    from scipy.optimize._optimize import _line_search_wolfe12, _LineSearchError
-except ImportError:  # pragma: no cover - depends on the SciPy release
-    _line_search_wolfe12 = _LineSearchError = None
+__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point"]
 
-__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "SYMMETRIC_MIN_SIZE", "same_point"]
-
-#: :func:`minimize_bfgs` updates the inverse Hessian in rank-two form from
-#: this many variables on (a polish at d >= 16) and in SciPy's form below.
-#: Below it the update's matrix products cost little and fits keep SciPy's
-#: rounding.
+#: :func:`minimize_bfgs` runs its own loop, with the update in rank-two form
+#: in place, from this many variables on (a polish at d >= 16) and SciPy's
+#: ``minimize(method="BFGS")`` below, where the update costs little.
 RANK_TWO_MIN_SIZE = 256
-
-#: From this many variables on, the rank-two form keeps one triangle of the
-#: inverse Hessian and updates it in place with BLAS's symmetric routines
-#: (``dsymv``, ``dsyr2``, SciPy's public ``scipy.linalg.blas``): one pass
-#: over half the matrix per product or update and no ``N x N`` temporaries,
-#: where the NumPy form makes seven passes over full matrices and two
-#: ``N x N`` temporaries (16 times the time per iteration at N = 2,500, one
-#: thread; at N = 10,000, a d = 100 polish, the temporaries alone would be
-#: 1.6 GB). The same update in exact arithmetic; it rounds differently.
-SYMMETRIC_MIN_SIZE = 256
 
 
 def same_point(x: np.ndarray, y: np.ndarray) -> bool:
@@ -93,34 +78,31 @@ class _Memo:
 
 
 def _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval):
-    """SciPy's BFGS line search with BFGS's arguments; None when it fails."""
-    try:
-        return _line_search_wolfe12(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
-                                    amin=1e-100, amax=1e100, c1=1e-4, c2=0.9)
-    except _LineSearchError:
-        return None
+    """SciPy's public strong-Wolfe line search with BFGS's constants; None when it fails."""
+    with warnings.catch_warnings():
+        # its warning of a failed search (a RuntimeWarning) is the None returned
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ret = optimize.line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval,
+                                   c1=1e-4, c2=0.9, amax=1e100)
+    return None if ret[0] is None else ret
 
 
 def minimize_bfgs(
     fun, x0: np.ndarray, *, gtol: float, maxiter: int, hess_inv0: np.ndarray | None = None,
-    rank_two: bool | None = None,
 ) -> optimize.OptimizeResult:
     """Minimise ``fun(x) -> (value, gradient)`` by BFGS from ``x0``.
 
     ``optimize.minimize(fun, x0, jac=True, method="BFGS", options=...)`` with
-    ``gtol``, ``maxiter`` and ``hess_inv0`` (None: the identity), with the
-    inverse-Hessian update in rank-two form from :data:`RANK_TWO_MIN_SIZE`
-    variables on (see the module's docstring) and SciPy's steps to the last
-    bit below. ``rank_two`` (None: by that size) forces one form or the
-    other: a caller whose results need not keep SciPy's rounding takes the
-    rank-two form at every size. Returns SciPy's result fields (``x``, ``fun``, ``jac``,
-    ``hess_inv``, ``nit``, ``nfev``, ``njev``, ``status``, ``success``,
-    ``message``); in rank-two form the inverse Hessian is symmetric.
-    Exceptions raised by ``fun`` propagate.
+    ``gtol``, ``maxiter`` and ``hess_inv0`` (None: the identity); from
+    :data:`RANK_TWO_MIN_SIZE` variables on, the module's own loop (the
+    update in rank-two form, in place). Returns SciPy's result fields
+    (``x``, ``fun``, ``jac``, ``hess_inv``, ``nit``, ``nfev``, ``njev``,
+    ``status``, ``success``, ``message``); the own loop's inverse Hessian is
+    symmetric. Exceptions raised by ``fun`` propagate.
     """
     x0 = np.asarray(x0, dtype=float).ravel()
     N = x0.size
-    if _line_search_wolfe12 is None:
+    if N < RANK_TWO_MIN_SIZE:
         options = {"maxiter": maxiter, "gtol": gtol}
         if hess_inv0 is not None:
             options["hess_inv0"] = hess_inv0
@@ -129,21 +111,15 @@ def minimize_bfgs(
     f, fprime = memo.value_at, memo.grad_at
     old_fval = f(x0)
     gfk = fprime(x0)
-    H = np.eye(N) if hess_inv0 is None else np.array(hess_inv0, dtype=float)
-    if rank_two is None:
-        rank_two = N >= RANK_TWO_MIN_SIZE
-    eye = None if rank_two else np.eye(N, dtype=int)
-    # From SYMMETRIC_MIN_SIZE on, H is kept as one triangle of a Fortran-ordered
-    # array (H.T of the C-ordered H: its lower triangle is H's upper one),
-    # multiplied and updated in place by BLAS's symmetric routines.
-    packed = H.T if rank_two and N >= SYMMETRIC_MIN_SIZE else None
-    if packed is not None and not packed.flags.f_contiguous:
-        packed = np.asfortranarray(packed)
+    # H in Fortran order, its lower triangle multiplied and updated in place
+    # by BLAS's symmetric routines (the upper one is not read).
+    H = np.eye(N, order="F") if hess_inv0 is None else np.array(hess_inv0, dtype=float,
+                                                                 order="F")
     old_old_fval = old_fval + np.linalg.norm(gfk) / 2  # first step of length about 1
     xk, k, warnflag = x0, 0, 0
     gnorm = np.max(np.abs(gfk))
     while gnorm > gtol and k < maxiter:
-        pk = -(H @ gfk) if packed is None else -blas.dsymv(1.0, packed, gfk, lower=1)
+        pk = -blas.dsymv(1.0, H, gfk, lower=1)
         ret = _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval)
         if ret is None:
             warnflag = 2
@@ -166,27 +142,12 @@ def minimize_bfgs(
             break
         rhok_inv = np.dot(yk, sk)
         rhok = 1000.0 if rhok_inv == 0.0 else 1.0 / rhok_inv
-        if not rank_two:  # SciPy's expressions, so SciPy's rounding
-            A1 = eye - sk[:, np.newaxis] * yk[np.newaxis, :] * rhok
-            A2 = eye - yk[:, np.newaxis] * sk[np.newaxis, :] * rhok
-            H = np.dot(A1, np.dot(H, A2)) + (rhok * sk[:, np.newaxis] * sk[np.newaxis, :])
-            continue
-        if packed is not None:  # one triangle, updated in place by BLAS
-            Hy = blas.dsymv(1.0, packed, yk, lower=1)
-            # H - r (s Hy' + Hy s') + c s s' = H + s a' + a s', a = c s / 2 - r Hy
-            a = (0.5 * (rhok * rhok * float(yk @ Hy) + rhok)) * sk - rhok * Hy
-            blas.dsyr2(1.0, sk, a, lower=1, a=packed, overwrite_a=1)
-            continue
-        Hy = H @ yk
-        sy = np.outer(sk, rhok * Hy)
-        sy += sy.T  # exactly symmetric, so H stays so
-        H -= sy
-        ss = np.outer(sk, sk)
-        ss *= rhok * rhok * float(yk @ Hy) + rhok
-        H += ss
-    if packed is not None:  # the full matrix from its upper triangle
-        H = np.triu(packed.T)
-        H += np.triu(H, 1).T
+        Hy = blas.dsymv(1.0, H, yk, lower=1)
+        # H - r (s Hy' + Hy s') + c s s' = H + s a' + a s', a = c s / 2 - r Hy
+        a = (0.5 * (rhok * rhok * float(yk @ Hy) + rhok)) * sk - rhok * Hy
+        blas.dsyr2(1.0, sk, a, lower=1, a=H, overwrite_a=1)
+    H = np.tril(H)  # the full matrix from its lower triangle
+    H += np.tril(H, -1).T
     if warnflag == 2:
         message = "Desired error not necessarily achieved due to precision loss."
     elif k >= maxiter:

@@ -3,7 +3,13 @@
 FastICA's decorrelation decomposes thousands of small matrices a fit, where
 the general input checks and workspace query of :func:`scipy.linalg.eigh`
 cost more than the decomposition. :func:`eigh_syevr` makes the same LAPACK
-call with the same workspace (the tests compare them to the bit).
+call with the same workspace (the tests compare them to the bit), through
+SciPy's public ``scipy.linalg.lapack``.
+
+Why it stays (``benchmarks/optimiser_policy.py``, rows
+``benchmarks/results/scale/optimisers_b171a58.csv``, one run, one thread):
+2,000 decompositions of 5 x 5 matrices took 0.023 s against 0.044 s by
+``scipy.linalg.eigh`` (1.9 times as fast); at 40 x 40, 1.1 times.
 """
 
 from __future__ import annotations

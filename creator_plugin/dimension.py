@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import linalg, optimize, stats
 
-from ._lbfgsb import minimize_lbfgsb
 from ._passes import is_dask, row_blocks
 from ._random import as_generator
 from ._validation import check_environments
@@ -396,8 +395,8 @@ def _factor_discrepancy(S: np.ndarray, k: int) -> float:
     ``ln|Sigma| - ln|S| + tr(Sigma^{-1} S) - p`` concentrates to
     ``sum_{j > k} (theta_j - ln theta_j - 1)`` over its p - k smallest
     eigenvalues theta (Joreskog, 1967); it is minimised over ``ln psi``
-    with L-BFGS-B from ``factanal``'s start, as R's ``factanal`` does (SciPy's
-    routine, :func:`creator_plugin._lbfgsb.minimize_lbfgsb`). (A start from
+    with L-BFGS-B from ``factanal``'s start, as R's ``factanal`` does
+    (:func:`scipy.optimize.minimize`). (A start from
     the (k-1)-factor fit can stall far from the minimum.)
     """
     p = S.shape[0]
@@ -411,8 +410,9 @@ def _factor_discrepancy(S: np.ndarray, k: int) -> float:
 
     lo = np.log(_MIN_UNIQUENESS)
     start = np.clip(np.log((1.0 - 0.5 * k / p) / np.diag(np.linalg.inv(S))), lo, 0.0)
-    res = minimize_lbfgsb(objective, start, np.full(p, lo), np.zeros(p), ftol=FACTOR_FTOL,
-                          gtol=FACTOR_GTOL, maxiter=1000)
+    res = optimize.minimize(objective, start, jac=True, method="L-BFGS-B",
+                            bounds=[(lo, 0.0)] * p,
+                            options={"maxiter": 1000, "ftol": FACTOR_FTOL, "gtol": FACTOR_GTOL})
     return float(res.fun)
 
 

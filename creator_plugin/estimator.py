@@ -30,6 +30,7 @@ from ._validation import (
     environment_labels,
     feature_names,
     input_columns,
+    reference_position,
     split_environment_column,
 )
 from .dimension import select_n_latent
@@ -143,7 +144,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     n_latent_ : int
     adjacency_matrix_ : ndarray (d, d) of int
         ``[i, j] == 1``: latent i -> latent j (upper triangular: latents in
-        causal order, ``causal_order_`` is ``[0, ..., d-1]``).
+        causal order, ``causal_order_`` is ``[0, ..., d-1]``); ``edge_confidence_``
+        the probability of every edge, from this fit (residual pruning; docs/trust.md).
     latents_ : list of ndarray (n_k, d)
         Features per environment (``transform(X_list[k])``); ``noise_`` the
         exogenous noises, ``weights_``, ``noise_scales_`` and ``intercepts_``
@@ -151,6 +153,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     components_ : ndarray (d, p)
         Encoder ``latent = components_ @ (x - mean_)``; ``mixing_`` the
         decoder, ``feature_sd_`` and ``feature_latent_cov_`` the loadings' parts.
+    changed_mechanisms_ : ndarray (K, d) of bool
+        ``[k, i]``: latent i's mechanism in environment k differs from the
+        reference environment's (``fit(..., reference=)``; its row is all
+        False). When few do, the graph and latents are read from the changes
+        (docs/model.md, "Sparse changes").
     diagnostics_ : dict
         Every step's record, the verdict and the warnings (docs/model.md).
 
@@ -330,7 +337,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             standardize=False, random_state=random_state,
         )
 
-    def fit(self, X, y=None, *, environments=None) -> CREATOR:
+    def fit(self, X, y=None, *, environments=None, reference=None) -> CREATOR:
         """Fit CREATOR to multi-environment data.
 
         Parameters
@@ -351,6 +358,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             Environment label of each row when ``X`` is a single array; when
             ``X`` is a DataFrame, the name of its column of labels (the
             other columns are the measurements).
+        reference : label, optional
+            The reference environment of ``changed_mechanisms_`` (for an
+            interventional design, the observational one): a label of
+            ``environments`` (or a position of the list ``X``). Default: the
+            first of ``environment_labels_``.
 
         Returns
         -------
@@ -375,11 +387,13 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 "arrays set quality_resamples=0 and run creator_plugin.bootstrap under a Dask "
                 "backend instead.")
         config = FitConfig.from_estimator(self, n_latent, check_n_latent=not auto)
-        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state))
+        labels = environment_labels(environments, len(X_list))
+        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state),
+                            reference=reference_position(reference, labels))
         messages = [w.render(names) for w in result.warnings]
         for w, message in zip(result.warnings, messages):
             warnings.warn(message, w.category, stacklevel=2)
-        self.environment_labels_ = environment_labels(environments, len(X_list))
+        self.environment_labels_ = labels
         self.n_environments_ = len(X_list)
         self.n_features_in_ = X_list[0].shape[1]
         self.n_latent_ = n_latent
@@ -399,6 +413,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         self.intercepts_ = result.sem.intercepts
         self.weights_ = result.sem.weights
         self.noise_scales_ = result.sem.noise_scales
+        self.changed_mechanisms_ = result.changes.changed.copy()
+        if result.edge_confidence is not None:
+            self.edge_confidence_ = result.edge_confidence
+        elif hasattr(self, "edge_confidence_"):
+            del self.edge_confidence_  # a refit with a rank rule has none
         self.diagnostics_ = {**result.diagnostics, "warnings": messages}
         if selection is not None:
             self.diagnostics_["n_latent_selection"] = selection.to_dict()

@@ -40,6 +40,7 @@ __all__ = [
     "ordered_noises",
     "order_levels",
     "reference_size",
+    "with_undecided",
 ]
 
 
@@ -904,6 +905,7 @@ def assess_fit(
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
     random_state=None,
+    sparse_route: bool = False,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -966,6 +968,12 @@ def assess_fit(
         :func:`reference_size` (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
+    sparse_route : bool, default=False
+        The fit read its graph and latents by the route for sparse changes
+        (:mod:`creator_plugin.sparse_changes`): mechanisms of few forms are
+        then what that route identifies from, so they raise no
+        ``"invariant_mechanisms"`` or ``"interventional_regime"`` issue on
+        non-Gaussian data.
 
     Returns
     -------
@@ -996,7 +1004,7 @@ def assess_fit(
             "the graph.")))
     moments = _latent_moments(latents)  # one pass over the rows for three checks
     issues += _heterogeneity_issues(latents, checks, moments, pruning, alpha,
-                                    weak_effects_level, rng)
+                                    weak_effects_level, rng, sparse_route)
     issues += _mean_shift_issues(latents, checks, moments, mean_shift_level)
     issues += _order_issues(latents, checks, moments, ordering_steps, disagreement_level,
                             condition_level, weak_evidence_level, rng)
@@ -1004,7 +1012,8 @@ def assess_fit(
         issues += _n_latent_issues(X, d, checks, alpha, rng)
     if stability is not None:
         issues += _stability_issues(stability, checks, instability_level)
-    issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
+    if not sparse_route or gauss["p_value"] > alpha:
+        issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
@@ -1043,7 +1052,8 @@ def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
 
 
 def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
-                          weak_effects_level: float, rng) -> list[Issue]:
+                          weak_effects_level: float, rng, sparse_route: bool = False
+                          ) -> list[Issue]:
     """:func:`assess_fit`'s checks of the environments' differences and of the effects' sizes."""
     K = len(latents)
     issues = []
@@ -1063,7 +1073,7 @@ def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
                 "environment produce: CREATOR cannot see such edges, so the empty graph is "
                 "not evidence of no effect. The graph is identified only when the weights "
                 "change across environments.")))
-        elif mech["few_regimes"]:
+        elif mech["few_regimes"] and not sparse_route:
             issues.append(Issue("invariant_mechanisms", (
                 f"Every latent's mechanism takes at most two distinct forms across the "
                 f"{K} environments (distinct forms per latent: {mech['regimes']}), as under "
@@ -1163,7 +1173,47 @@ def _stability_issues(stability: dict, checks: dict, instability_level: float) -
     return issues
 
 
+def with_undecided(verdict: Verdict, pairs: list) -> Verdict:
+    """The verdict with the fit's undecided edges counted and named in its summary.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        From :func:`assess_fit`.
+    pairs : list of (int, int)
+        The pairs ``(i, j)`` whose edge confidence lies strictly between 0.1
+        and 0.9 (:func:`creator_plugin.confidence.undecided_pairs`). They raise
+        no issue: an undecided edge says which decisions to check, not that
+        the fit failed.
+
+    Returns
+    -------
+    Verdict
+        ``verdict`` itself, with ``checks["undecided_edges"]`` (``count``,
+        ``pairs``) and its summary written again.
+    """
+    verdict.checks["undecided_edges"] = {"count": len(pairs),
+                                         "pairs": [[int(i), int(j)] for i, j in pairs]}
+    verdict.summary = _summary(verdict)
+    return verdict
+
+
 def _summary(verdict: Verdict) -> str:
+    undecided = verdict.checks.get("undecided_edges")
+    return _issues_summary(verdict) + ("" if undecided is None else
+                                       " " + _undecided_summary(undecided["pairs"]))
+
+
+def _undecided_summary(pairs: list) -> str:
+    """The summary's sentence on the undecided edges (latents named L1..Ld)."""
+    if not pairs:
+        return "No edge is undecided (every edge confidence is at most 0.1 or at least 0.9)."
+    named = ", ".join(f"L{i + 1} -> L{j + 1}" for i, j in pairs)
+    return (f"{len(pairs)} undecided {'edge' if len(pairs) == 1 else 'edges'} (confidence "
+            f"between 0.1 and 0.9; edge_confidence_): {named}.")
+
+
+def _issues_summary(verdict: Verdict) -> str:
     if not verdict.issues:
         c = verdict.checks
         parts = [

@@ -1,10 +1,11 @@
-"""Every number of a fixed set of fits equals that of commit f741e1b, to the last bit.
+"""Every number of a fixed set of fits equals the reference's, to the last bit.
 
 The reference (``tests/identity/reference.npz``) holds every fitted
 attribute and diagnostic number of the configurations and data of
-``tests/identity/refactor_identity.py`` as computed at f741e1b (a digest
-per array, the values of the small ones); the script's docstring states how
-each configuration was spelled there. The suite checks the ``small`` and
+``tests/identity/refactor_identity.py`` (a digest per array, the values of
+the small ones), computed at f741e1b and again at each stated optimiser
+change that moved rounding (the script's docstring says which and what
+moved, and how each configuration was spelled at f741e1b). The suite checks the ``small`` and
 ``sim`` parts (about 20 s on one core); the d = 10 and d = 20 parts are the
 script's lab check
 (``python tests/identity/refactor_identity.py check --parts d10 d20``).
@@ -42,6 +43,6 @@ def test_reference_is_small_and_complete():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("part", ["small", "sim"])
-def test_fits_are_bit_identical_to_f741e1b(part):
+def test_fits_are_bit_identical_to_the_reference(part):
     problems = _tool().compare([part], log=lambda *_: None)
     assert not problems, "\n".join(problems[:30])

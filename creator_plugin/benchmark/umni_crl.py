@@ -151,6 +151,16 @@ def _fisher_z_pvalue(C, i, j, cond, n):
     return float(2 * (1 - 0.5 * (1 + erf(stat / np.sqrt(2)))))
 
 
+def _regression(C, an, t):
+    """Coefficients of latent ``t`` on its ancestors ``an`` from the covariance ``C``."""
+    try:
+        return np.linalg.solve(C[np.ix_(an, an)], -C[an, t])
+    except np.linalg.LinAlgError:
+        raise UMNIFailure(f"UMNI-CRL: the soft step's latents {an.tolist()} (the ancestors "
+                          f"of latent {t}) are linearly dependent, so the unmixing "
+                          "regression has no solution.") from None
+
+
 def _unmixing(covs, X0, H_s, g_s, W_c, atol_ci_test):
     n = H_s.shape[0]
     H = H_s.copy()
@@ -159,9 +169,9 @@ def _unmixing(covs, X0, H_s, g_s, W_c, atol_ci_test):
         if an.size == 0:
             continue
         C = H @ covs @ H.T
-        u_obs = np.linalg.solve(C[0][np.ix_(an, an)], -C[0][an, t])
+        u_obs = _regression(C[0], an, t)
         for m in np.flatnonzero(W_c[:, t]):
-            u_m = np.linalg.solve(C[m + 1][np.ix_(an, an)], -C[m + 1][an, t])
+            u_m = _regression(C[m + 1], an, t)
             if np.linalg.norm(u_m - u_obs) > 0.1:
                 H[t] += u_m @ H[an]
                 break
@@ -213,7 +223,9 @@ def umni_crl_from_moments(
     Raises
     ------
     UMNIFailure
-        When the causal-order step finds no weight vector for some latent.
+        When the causal-order step finds no weight vector for some latent, or
+        the unmixing step's regression is singular (the authors' code then
+        fails too, with NumPy's singular-matrix error).
     """
     H_c, W_c = _causal_order(deltas, S0, atol_eigv, kappa)
     g_s, H_s, _ = _ancestors(deltas, S0, H_c, W_c, atol_eigv)

@@ -191,9 +191,9 @@ def refine_disentangling(
     method : {"L-BFGS-B", "BFGS"}, default="L-BFGS-B"
         :func:`scipy.optimize.minimize`'s method. ``"BFGS"`` keeps a dense
         inverse-Hessian estimate (d^2 x d^2), which converges in far fewer
-        iterations on this criterion than the limited-memory form; it runs
-        SciPy's BFGS steps without SciPy's wrappers
-        (:func:`creator_plugin._bfgs.minimize_bfgs`).
+        iterations on this criterion than the limited-memory form
+        (:func:`creator_plugin._bfgs.minimize_bfgs`: SciPy's BFGS below 256
+        numbers, d < 16, the rank-two update in place from there on).
     gtol : float, default=1e-9
         The descent stops when no gradient entry exceeds it.
 
@@ -231,7 +231,7 @@ def refine_disentangling(
         raise ValueError(f"method must be 'L-BFGS-B' or 'BFGS', got {method!r}.")
     f0 = objective(C0.ravel())[0]
     if method == "BFGS":
-        res = minimize_bfgs(objective, C0.ravel(), gtol=gtol, maxiter=max_iter, rank_two=True)
+        res = minimize_bfgs(objective, C0.ravel(), gtol=gtol, maxiter=max_iter)
     else:
         res = optimize.minimize(objective, C0.ravel(), jac=True, method=method,
                                 options={"maxiter": max_iter, "gtol": gtol})

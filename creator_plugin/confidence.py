@@ -1,0 +1,255 @@
+"""Edge-level confidence from one fit: how far to believe every edge of the returned graph.
+
+The residual rule (:func:`creator_plugin.pruning.prune`) keeps ``j -> i``
+when the RMS over the K environments of the part of the coefficient vector
+``b_ij`` outside the span of the child's other vectors exceeds the level.
+This module measures, for every decision, that statistic against its
+sampling error and maps the evidence to a probability.
+
+* **The sampling error.** ``b_ij[k]`` is, up to the standardisation, minus
+  the coefficient of feature j in the least-squares regression of feature i
+  on the earlier features in environment k; its variance is the classical
+  ``s^2 [C^-1]_jj / n_k`` (with a measurement-noise correction, the
+  sandwich of the corrected regression; :func:`coefficient_se`). The
+  statistic's standard error follows by the delta method, and ``W``, the
+  squared residual in units of its sampling variance, is the Wald statistic
+  of "no edge" (chi-square with ``K`` minus the projected dimension degrees
+  of freedom under no edge) (:func:`pruning_evidence`).
+* **The ordering's margins.** A pair whose order is wrong carries a wrong
+  decision both ways. The ordering step records, at every step, the scores
+  of its re-estimated directions; the ratio of the best different
+  direction's score to the winner's (:func:`creator_plugin.refine.order_branches.close_calls`)
+  says how close the call was.
+* **The map** from this evidence to probabilities (:data:`MAP`) was fitted
+  on simulated tuning data only and then frozen (docs/trust.md).
+
+The confidence describes the returned graph: decisions flipped by the graph
+revision or search (``"revised"``, ``"searched"`` in the decisions) are
+read with that flip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["UNDECIDED", "coefficient_se", "confidence_record", "edge_confidence",
+           "pruning_evidence", "step_margins", "undecided_pairs"]
+
+#: Confidences strictly between these are *undecided*: listed in the fit's
+#: summary, counted by the verdict.
+UNDECIDED = (0.1, 0.9)
+
+
+def coefficient_se(covariances: np.ndarray, n_rows, tested: np.ndarray,
+                   measured: np.ndarray | None = None) -> np.ndarray:
+    """Sampling SD of every tested coefficient ``[k, i, j]`` (``j < i``; 0 elsewhere).
+
+    Parameters
+    ----------
+    covariances : ndarray (K, d, d)
+        Per environment, the (uncentred) covariance of the unit-variance
+        entangled features (with a measurement-noise correction, of their
+        signal).
+    n_rows : sequence of int (K,)
+    tested : ndarray (K, d, d)
+        The standardised coefficients the residual rule tests.
+    measured : ndarray (K, d, d), optional
+        The features' covariances as measured, when ``covariances`` are
+        corrected ones (default: ``covariances``).
+
+    Returns
+    -------
+    ndarray (K, d, d)
+        Entry ``(i, j)`` is ``-c_kij tested[k, i, i] u_j / u_i`` with
+        ``c_ki`` the regression of feature i on the earlier ones in
+        environment k and ``u`` the pooled innovation SDs; its SD is
+        ``sqrt(s^2 [C^-1 R C^-1]_jj / n_k)`` times the same factor, with
+        ``C`` the regressors' covariance, ``R`` the same as measured and
+        ``s^2`` the residual's variance as measured (``R = C`` without a
+        correction: the classical least-squares variance).
+    """
+    covariances = np.asarray(covariances, dtype=float)
+    measured = covariances if measured is None else np.asarray(measured, dtype=float)
+    K, d, _ = tested.shape
+    n_rows = np.asarray(n_rows, dtype=float)
+    innov = _innovation_sd(covariances, n_rows)
+    se = np.zeros_like(tested, dtype=float)
+    for k, (c, r, n) in enumerate(zip(covariances, measured, n_rows)):
+        for i in range(1, d):
+            inv = np.linalg.inv(c[:i, :i])
+            coef = inv @ c[:i, i]
+            s2 = r[i, i] - 2.0 * coef @ r[:i, i] + coef @ r[:i, :i] @ coef
+            v = np.einsum("ab,bc,ca->a", inv, r[:i, :i], inv)
+            se[k, i, :i] = (np.sqrt(np.maximum(s2, 0.0) * np.maximum(v, 0.0) / n)
+                            * abs(tested[k, i, i]) * innov[:i] / max(innov[i], 1e-300))
+    return se
+
+
+def pruning_evidence(tested: np.ndarray, se: np.ndarray, threshold: float) -> list[dict]:
+    """The residual rule's every decision with its sampling error, in the rule's order.
+
+    Replays :func:`creator_plugin.pruning.prune` (``rule="residual"``) and
+    records, per pair ``j -> i`` (``j < i``): ``statistic``, ``se`` (its
+    standard error by the delta method: the sampling SD of the residual's
+    component along itself, over ``sqrt(K)``), ``wald`` (the residual's
+    squared norm in units of its sampling covariance), ``dof`` (K minus the
+    dimension projected out) and ``pruned`` (the rule's decision before any
+    revision).
+
+    Parameters
+    ----------
+    tested : ndarray (K, d, d)
+    se : ndarray (K, d, d)
+        :func:`coefficient_se`.
+    threshold : float
+        The rule's level.
+
+    Returns
+    -------
+    list of dict
+    """
+    K, d, _ = tested.shape
+    out = []
+    for i in range(1, d):
+        kept = [tested[:, i, i]]
+        for j in range(i - 1, -1, -1):
+            b = tested[:, i, j]
+            Q, _ = np.linalg.qr(np.column_stack(kept))
+            P = np.eye(K) - Q @ Q.T
+            r = P @ b
+            norm = float(np.linalg.norm(r))
+            stat = norm / np.sqrt(K)
+            cov = P @ (se[:, i, j, None] ** 2 * P)
+            if norm > 0:
+                u = r / norm
+                s = float(np.sqrt(max(u @ cov @ u, 0.0) / K))
+            else:
+                s = float(np.sqrt(max(np.trace(cov), 0.0) / K / max(K - len(kept), 1)))
+            dof = K - len(kept)
+            wald = float(r @ np.linalg.pinv(cov, rcond=1e-10, hermitian=True) @ r) if dof else 0.0
+            edge = stat > threshold and len(kept) < K
+            if edge:
+                kept.append(b)
+            out.append({"parent": j, "child": i, "statistic": float(stat), "se": s,
+                        "wald": wald, "dof": dof, "threshold": float(threshold),
+                        "pruned": bool(edge)})
+    return out
+
+
+def step_margins(steps: list[dict], d: int) -> np.ndarray:
+    """Per ordering step, the ratio of the best different direction's score to the winner's.
+
+    ``inf`` where the step had no different re-estimated direction (the
+    last step, steps without re-estimation); a ratio near 1 is a close call
+    (:func:`creator_plugin.refine.order_branches.close_calls`).
+    """
+    from .refine.order_branches import close_calls
+
+    margins = np.full(d, np.inf)
+    for ratio, step, _ in close_calls(steps):
+        margins[step] = ratio
+    return margins
+
+
+#: The map from the evidence to probabilities (see :func:`edge_confidence`).
+MAP: dict = {"adjacent": (-1.9, 2.0, 0.6)}
+
+
+def edge_confidence(record: dict, n_environments: int) -> np.ndarray:
+    """The (d, d) confidence of a fit: ``[i, j]`` the probability that latent i -> latent j.
+
+    Parameters
+    ----------
+    record : dict
+        :func:`confidence_record` of the fit.
+    n_environments : int
+
+    Returns
+    -------
+    ndarray (d, d) of float in [0, 1], 0 on the diagonal
+    """
+    pairs = record["pairs"]
+    d = len(record["margins"])
+    out = np.zeros((d, d))
+    b0, b1, b2 = MAP["adjacent"]
+    for q in pairs:
+        r = np.log(max(q["statistic"] / q["threshold"], 1e-3))
+        w = np.log1p(q["wald"] / max(q["dof"], 1))
+        out[q["parent"], q["child"]] = 1.0 / (1.0 + np.exp(-(b0 + b1 * r + b2 * w)))
+    return out
+
+
+def undecided_pairs(confidence: np.ndarray) -> list[tuple[int, int]]:
+    """``(i, j)`` of the pairs whose confidence lies strictly within :data:`UNDECIDED`."""
+    low, high = UNDECIDED
+    c = np.asarray(confidence)
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero((c > low) & (c < high)))]
+
+
+def confidence_record(X_red, noise, graph, steps: list[dict], threshold: float,
+                      spectrum=None) -> dict:
+    """The evidence of one fit's returned graph: the record ``diagnostics_["edge_confidence"]``.
+
+    Parameters
+    ----------
+    X_red : sequence of ndarray (n_k, d)
+        The reduced (whitened) data.
+    noise : MeasurementNoise or None
+        The fit's measurement-noise estimate.
+    graph : creator_plugin.pruning.PrunedGraph
+        The returned graph (decisions after any revision).
+    steps : list of dict
+        The ordering's record.
+    threshold : float
+    spectrum : array-like, optional
+        The reduction's eigenvalue spectrum (largest first); the mean of the
+        eigenvalues beyond the d kept estimates the measurement noise's
+        variance per direction (none when there are no more).
+
+    Returns
+    -------
+    dict
+        ``"pairs"``: per tested pair the :func:`pruning_evidence` entries and
+        ``"edge"`` (the returned decision); ``"margins"``: per step
+        :func:`step_margins` (None for ``inf``); ``"innovation"``: per
+        feature the pooled SD of its part not explained by the earlier
+        features (the features have unit pooled SD); ``"noise_ratio"``: per
+        feature the estimated measurement-noise variance in it over its
+        innovation variance.
+    """
+    n_rows = np.array([x.shape[0] for x in X_red])
+    raw = [x.T @ x for x in X_red]
+    a = graph.alphas
+    d = a.shape[1]
+    measured = np.stack([a.T @ g @ a for g in raw]) / n_rows[:, None, None]
+    covariances = measured if noise is None else (
+        np.stack([a.T @ g @ a for g in noise.signal_grams(raw)]) / n_rows[:, None, None])
+    se = coefficient_se(covariances, n_rows, graph.tested, measured)
+    evidence = pruning_evidence(graph.tested, se, threshold)
+    for q in evidence:
+        q["edge"] = bool(graph.adjacency[q["parent"], q["child"]])
+    innovation = _innovation_sd(measured, n_rows)
+    ratio = np.zeros(d)
+    spectrum = np.zeros(0) if spectrum is None else np.asarray(spectrum, dtype=float)
+    if spectrum.size > d:
+        # whitened coordinates: the noise's variance along reduced axis m is sigma^2 / lambda_m
+        sigma2 = float(np.mean(spectrum[d:]))
+        ratio = sigma2 * (a**2 / spectrum[:d, None]).sum(axis=0) / np.maximum(innovation**2,
+                                                                              1e-300)
+    margins = step_margins(steps, d)
+    return {"pairs": evidence,
+            "margins": [None if not np.isfinite(m) else float(m) for m in margins],
+            "innovation": innovation.tolist(), "noise_ratio": ratio.tolist()}
+
+
+def _innovation_sd(covariances: np.ndarray, n_rows) -> np.ndarray:
+    """Pooled SD of every feature's residual on the earlier ones, from per-environment
+    covariances."""
+    n_rows = np.asarray(n_rows, dtype=float)
+    d = covariances.shape[1]
+    ss = np.zeros(d)
+    for c, n in zip(covariances, n_rows):
+        ss[0] += n * c[0, 0]
+        for j in range(1, d):
+            ss[j] += n * (c[j, j] - c[j, :j] @ np.linalg.solve(c[:j, :j], c[:j, j]))
+    return np.sqrt(np.maximum(ss, 0.0) / n_rows.sum())
