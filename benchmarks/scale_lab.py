@@ -295,7 +295,10 @@ def compare(paths: list[str], old: str, new: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "summary":
-        print(summary(argv[1:]))
+        parser = argparse.ArgumentParser(prog="scale_lab.py summary",
+                                         description="each version's fits per d, from rows")
+        parser.add_argument("paths", nargs="+", help="CSV rows")
+        print(summary(parser.parse_args(argv[1:]).paths))
         return
     if argv and argv[0] == "compare":
         parser = argparse.ArgumentParser(prog="scale_lab.py compare",
