@@ -352,6 +352,7 @@ def test_fit_reports_bad_input(csv_file, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_fit_revise_graph_reaches_the_estimator(csv_file, tmp_path):
     assert main(_args(csv_file, tmp_path / "out", "--revise-graph")) == 0
     diag = json.loads((tmp_path / "out" / "diagnostics.json").read_text())

@@ -81,6 +81,7 @@ def test_saved_and_loaded(fitted, tmp_path):
     np.testing.assert_array_equal(loaded.edge_confidence_, model.edge_confidence_)
 
 
+@pytest.mark.slow
 def test_absent_for_the_rank_rules(fitted):
     sim, model = fitted
     with warnings.catch_warnings():

@@ -503,6 +503,7 @@ def test_a_fit_whose_every_weight_is_small_is_flagged_weak_effects():
     assert model.diagnostics_["quality"]["checks"]["effect_strength"]["ratio"] > 5.0
 
 
+@pytest.mark.slow
 def test_the_rank_rules_skip_the_effect_strength_check():
     from creator_plugin.simulation import simulate_family
 

@@ -125,6 +125,7 @@ def test_revise_graph_rejects_a_band_below_one():
         revise_graph(B, S, n, TRUE, _decisions({(0, 1): 0.2}), band=0.5)
 
 
+@pytest.mark.slow
 def test_the_option_needs_the_residual_rule_and_auto_skips_the_rank_rules():
     sim = simulate_family("paper", 3, 3, 300, random_state=0)
     with pytest.raises(ValueError,

@@ -198,6 +198,7 @@ def _package_sources():
 OPTIMISER_FILES: set[str] = set()
 
 
+@pytest.mark.slow
 def test_no_function_is_longer_than_120_lines():
     import ast
 

@@ -34,6 +34,7 @@ def test_in_process_time_limit():
     assert _call_in_process(lambda a: a + 1, (1,), 5)[0] == 2
 
 
+@pytest.mark.slow
 def test_cpu_time_limit_ignores_time_spent_waiting():
     def busy_then_sleep(a):
         time.sleep(0.5)  # waiting costs no CPU time
