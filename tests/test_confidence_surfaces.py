@@ -21,6 +21,8 @@ from pgmpy.base import DAG  # noqa: E402
 
 from creator_plugin import CREATOR, confidence, simulate  # noqa: E402
 from creator_plugin.adapters import (  # noqa: E402
+    to_dowhy_causal_model,
+    to_gcm,
     to_linear_gaussian_bn,
     to_networkx,
     to_pgmpy_dag,
@@ -107,14 +109,23 @@ def test_pgmpy_dag_and_network_carry_the_confidence(doubtful):
         sorted(_edges(doubtful))
 
 
+def test_dowhy_and_gcm_graphs_carry_the_confidence(doubtful):
+    expected = sorted(_edges(doubtful))
+    cm = to_dowhy_causal_model(doubtful, "L1", "L4", environment=0)
+    assert sorted((u, v, a["confidence"]) for u, v, a in cm._graph._graph.edges(data=True)) \
+        == expected
+    scm = to_gcm(doubtful, environment=0)
+    assert sorted((u, v, a["confidence"]) for u, v, a in scm.graph.edges(data=True)) == expected
+
+
 def test_dot_edges_carry_confidence_label_and_width(doubtful):
     dot = to_pydot(doubtful)
-    parsed = pydot.graph_from_dot_data(dot.to_string())[0]
-    label = {n.get_name(): n.get("label").strip('"') for n in parsed.get_nodes()
+    assert isinstance(dot, pydot.Dot)
+    label = {str(n.get_name()): n.get("label").strip('"') for n in dot.get_nodes()
              if n.get("label")}
     got = {}
-    for e in parsed.get_edges():
-        key = (label[e.get_source()], label[e.get_destination()])
+    for e in dot.get_edges():
+        key = (label[str(e.get_source())], label[str(e.get_destination())])
         got[key] = (float(e.get("confidence")), e.get("label").strip('"'),
                     float(e.get("penwidth")))
     assert set(got) == {(u, v) for u, v, _ in _edges(doubtful)}
@@ -122,6 +133,8 @@ def test_dot_edges_carry_confidence_label_and_width(doubtful):
         assert got[u, v][0] == pytest.approx(c, abs=5e-4)
         assert got[u, v][1] == f"{c:.2f}"
         assert got[u, v][2] == pytest.approx(0.5 + 2.5 * c, abs=5e-3)
+    text = dot.to_string()
+    assert text.count("confidence=") == len(got) and text.count("penwidth=") == len(got)
     widths = sorted((c, w) for c, _, w in got.values())
     assert [w for _, w in widths] == sorted(w for _, w in widths)  # wider when surer
 
