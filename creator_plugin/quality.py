@@ -1164,7 +1164,8 @@ def _stability_issues(stability: dict, checks: dict, instability_level: float) -
     return issues
 
 
-def with_undecided(verdict: Verdict, pairs: list, names=None) -> Verdict:
+def with_undecided(verdict: Verdict, pairs: list[tuple[int, int]],
+                   names: list[str] | None = None) -> Verdict:
     """The verdict with the fit's undecided edges counted and named in its summary.
 
     Parameters
@@ -1187,7 +1188,9 @@ def with_undecided(verdict: Verdict, pairs: list, names=None) -> Verdict:
     """
     pairs = [(int(i), int(j)) for i, j in pairs]
     verdict.checks["undecided_edges"] = {"count": len(pairs), "pairs": [list(p) for p in pairs]}
-    name = (lambda i: f"L{i + 1}") if names is None else (lambda i: str(names[i]))
+    def name(i: int) -> str:
+        return f"L{i + 1}" if names is None else str(names[i])
+
     if pairs:
         listed = ", ".join(f"{name(i)} -> {name(j)}" for i, j in pairs)
         sentence = (f"{len(pairs)} {'edge is' if len(pairs) == 1 else 'edges are'} undecided "

@@ -1,5 +1,9 @@
 """Where the edge confidence shows: the bridges, the picture, ``creator fit``, the verdict,
-``creator bench`` and the model file (``edge_confidence_`` itself: test_confidence.py)."""
+``creator bench`` and the model file (``edge_confidence_`` itself: test_confidence.py).
+
+The command-line, bench, DoWhy and rank-rule tests (about half a second each) carry the
+slow mark, for the quick lane's time budget.
+"""
 
 from __future__ import annotations
 
@@ -109,6 +113,7 @@ def test_pgmpy_dag_and_network_carry_the_confidence(doubtful):
         sorted(_edges(doubtful))
 
 
+@pytest.mark.slow
 def test_dowhy_and_gcm_graphs_carry_the_confidence(doubtful):
     expected = sorted(_edges(doubtful))
     cm = to_dowhy_causal_model(doubtful, "L1", "L4", environment=0)
@@ -196,6 +201,7 @@ def test_with_undecided_appends_one_sentence():
     assert v.checks["undecided_edges"] == {"count": 1, "pairs": [[0, 2]]} and not v.issues
 
 
+@pytest.mark.slow
 def test_rank_rules_have_no_undecided_sentence():
     model = _fit(TWO_UNDECIDED, pruning="rank")
     assert "undecided_edges" not in model.diagnostics_["quality"]["checks"]
@@ -211,6 +217,7 @@ def doubtful_csv(tmp_path):
     return tmp_path / "data.csv"
 
 
+@pytest.mark.slow
 def test_fit_writes_edge_confidence_csv_and_reports_the_undecided(doubtful_csv, tmp_path,
                                                                    capsys, doubtful):
     out = tmp_path / "out"
@@ -233,6 +240,7 @@ def test_fit_writes_edge_confidence_csv_and_reports_the_undecided(doubtful_csv, 
     assert diag["quality"]["checks"]["undecided_edges"]["count"] == 2
 
 
+@pytest.mark.slow
 def test_fit_report_without_undecided_edges(tmp_path, capsys):
     X, labels = simulate(4, 4, 300, random_state=NONE_UNDECIDED).stacked()
     pd.DataFrame(X).add_prefix("x").assign(lab=labels).to_csv(tmp_path / "d.csv", index=False)
@@ -242,6 +250,7 @@ def test_fit_report_without_undecided_edges(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ creator bench
+@pytest.mark.slow
 def test_bench_rows_count_the_undecided_edges():
     cell = {"grid": "custom", "n_latent": 4, "n_environments": 4, "n_samples": 300,
             "setting": 1}

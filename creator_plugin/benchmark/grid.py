@@ -315,8 +315,8 @@ def run_one(
         :func:`creator_plugin.benchmark.scoring.score` and
         ``undecided_edges``: the number of ordered pairs of latents whose
         edge confidence lies strictly between 0.1 and 0.9 (NaN for a method
-        that reports no confidence; :mod:`creator_plugin.benchmark.methods`). A method (or the
-        simulation, or the scoring) that raises gives a row with
+        that reports no confidence; :mod:`creator_plugin.benchmark.methods`).
+        A method (or the simulation, or the scoring) that raises gives a row with
         ``status="failed"`` and the error message, one over its time limit a
         row with ``status="timeout"``; never an exception.
     """
