@@ -53,7 +53,10 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
     networkx.DiGraph
         A new graph. Edge ``u -> v`` has ``weights``: a list with the OLS
         effect of u on v in every environment (order of
-        ``graph.graph["environments"]``). Node attributes: ``position``
+        ``graph.graph["environments"]``) and, when the fit has
+        ``edge_confidence_`` (the default residual pruning), ``confidence``:
+        the probability that the edge is in the true graph (pairs without an
+        edge are not added). Node attributes: ``position``
         (index in the estimator's matrices), ``noise_scales`` and
         ``intercepts`` (lists over environments). Graph attributes:
         ``environments`` (labels) and ``n_environments``.
@@ -79,8 +82,11 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
             attrs["noise_scale"] = attrs["noise_scales"][k_sel]
             attrs["intercept"] = attrs["intercepts"][k_sel]
         g.add_node(name, **attrs)
+    confidence = _edge_confidences(est)
     for i, j in np.argwhere(est.adjacency_matrix_):
         attrs = {"weights": [float(W[i, j]) for W in est.weights_]}
+        if confidence is not None:
+            attrs["confidence"] = float(confidence[i, j])
         if k_sel is not None:
             attrs["weight"] = attrs["weights"][k_sel]
         g.add_edge(names[i], names[j], **attrs)
@@ -89,10 +95,11 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
 
 
 def topology(model, names: Sequence[str] | None = None) -> nx.DiGraph:
-    """The recovered latent DAG with nodes and edges only (no attributes).
+    """The recovered latent DAG with nodes and edges only (no SEM parameters).
 
     A new graph that nobody else holds: DoWhy's gcm stores mechanisms on the
-    graph it is given, and pgmpy builds its ``DAG`` from it.
+    graph it is given. Every edge carries ``confidence`` when the fit has
+    ``edge_confidence_`` (as in :func:`to_networkx`), nothing else.
 
     Parameters
     ----------
@@ -106,8 +113,37 @@ def topology(model, names: Sequence[str] | None = None) -> nx.DiGraph:
     g = to_networkx(model, names)
     plain = nx.DiGraph()
     plain.add_nodes_from(g.nodes)
-    plain.add_edges_from(g.edges)
+    plain.add_edges_from((u, v, {"confidence": a["confidence"]} if "confidence" in a else {})
+                         for u, v, a in g.edges(data=True))
     return plain
+
+
+def _edge_confidences(model) -> np.ndarray | None:
+    """The fit's ``edge_confidence_`` (d, d), or None when it has none.
+
+    A fit with a rank pruning rule, and a model file saved before the
+    confidence existed, have none; the bridges then add no ``confidence``.
+
+    Parameters
+    ----------
+    model : CREATOR or CreatorGraph
+
+    Returns
+    -------
+    ndarray (d, d) or None
+    """
+    c = getattr(resolve_estimator(model), "edge_confidence_", None)
+    return None if c is None else np.asarray(c, dtype=float)
+
+
+def _set_confidence(graph, model, names: Sequence[str]) -> None:
+    """Set the edge attribute ``confidence`` of every edge of ``graph`` (in place)."""
+    c = _edge_confidences(model)
+    if c is None:
+        return
+    index = {n: i for i, n in enumerate(names)}
+    for u, v in graph.edges():
+        graph.edges[u, v]["confidence"] = float(c[index[u], index[v]])
 
 
 def adjacency_from_networkx(graph: nx.DiGraph, names: Sequence[str]) -> np.ndarray:
@@ -174,7 +210,9 @@ def to_pgmpy_dag(model, names: Sequence[str] | None = None):
     pgmpy.base.DAG
         Nodes are the latent names; the latent features are treated as
         observed variables (they are the recovered features), so pgmpy's
-        identification and ``pgmpy.metrics.SHD`` apply directly.
+        identification and ``pgmpy.metrics.SHD`` apply directly. Every edge
+        has the attribute ``confidence`` when the fit has ``edge_confidence_``
+        (:func:`to_networkx`).
     """
     with quiet_library_warnings():
         try:
@@ -182,7 +220,14 @@ def to_pgmpy_dag(model, names: Sequence[str] | None = None):
         except ModuleNotFoundError as exc:
             raise missing_extra(exc, "pgmpy", "pgmpy") from exc
 
-    return DAG(topology(model, names))
+    names = resolve_names(model, names)
+    g = topology(model, names)
+    plain = nx.DiGraph()  # pgmpy reads a given edge's attributes as its weight: set them after
+    plain.add_nodes_from(g.nodes)
+    plain.add_edges_from(g.edges)
+    dag = DAG(plain)
+    _set_confidence(dag, model, names)
+    return dag
 
 
 
@@ -208,7 +253,8 @@ def to_linear_gaussian_bn(model, environment=0, names: Sequence[str] | None = No
         samples. Gaussian noise is pgmpy's modelling choice: interventional
         *means* are right for the linear SEM, higher moments are not (the
         noise is non-Gaussian; use :func:`creator_plugin.adapters.dowhy.to_gcm`
-        for those).
+        for those). Every edge has the attribute ``confidence`` when the
+        fit has ``edge_confidence_`` (:func:`to_networkx`).
     """
     with quiet_library_warnings():
         try:
@@ -224,5 +270,6 @@ def to_linear_gaussian_bn(model, environment=0, names: Sequence[str] | None = No
     bn.add_nodes_from(names)
     with quiet_library_warnings():
         bn.fit(df)
+    _set_confidence(bn, est, names)
     return bn
 

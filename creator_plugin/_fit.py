@@ -40,7 +40,7 @@ from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceW
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering
-from .quality import ISSUE_KINDS, assess_fit, order_levels
+from .quality import ISSUE_KINDS, assess_fit, order_levels, with_undecided
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
 from .refine.measurement_noise import MeasurementNoise
 from .sem import SEMParameters, feature_moments, sem_parameters
@@ -294,6 +294,8 @@ def fit_arrays(
     if config.quality:  # step 5: the verdict
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
                                  model.order, config, threshold, rng)
+        if edges is not None:  # named in the summary, never an issue
+            verdict = with_undecided(verdict, confidence.undecided_pairs(edges))
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(

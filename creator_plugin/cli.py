@@ -117,6 +117,11 @@ def _fit(args: argparse.Namespace) -> int:
         ]
         write_csv(pd.DataFrame(weights, columns=["environment", "parent", "child", "weight"]),
                   tmp / "weights.csv", index=False)
+        written = ["latents.csv", "adjacency.csv", "weights.csv"]
+        if hasattr(model, "edge_confidence_"):
+            write_csv(pd.DataFrame(model.edge_confidence_, index=names, columns=names),
+                      tmp / "edge_confidence.csv")
+            written.append("edge_confidence.csv")
         diag = dict(model.diagnostics_)
         diag["latent_names"] = names
         diag["feature_names"] = [str(c) for c in feats.columns]
@@ -128,10 +133,29 @@ def _fit(args: argparse.Namespace) -> int:
     # nothing says only why (one line).
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    print(f"Wrote latents.csv, adjacency.csv, weights.csv, diagnostics.json, model.npz, "
+    print(f"Wrote {', '.join(written)}, diagnostics.json, model.npz, "
           f"{', '.join(p.name for p in report)} to {out.path}")
     print(_format_matrix(model.adjacency_matrix_, names))
+    if hasattr(model, "edge_confidence_"):
+        print(_undecided_report(model.edge_confidence_, model.adjacency_matrix_, names))
     return 0
+
+
+def _undecided_report(confidence: np.ndarray, adjacency: np.ndarray, names: list[str]) -> str:
+    """The lines of ``creator fit``'s output on the undecided edges (0.1 < confidence < 0.9)."""
+    from .confidence import UNDECIDED, undecided_pairs
+
+    pairs = undecided_pairs(confidence)
+    low, high = UNDECIDED
+    if not pairs:
+        return (f"Undecided edges: none (every edge confidence is at most {low:g} or at least "
+                f"{high:g}; edge_confidence.csv).")
+    lines = [f"Undecided edges ({len(pairs)}; confidence between {low:g} and {high:g}, "
+             "edge_confidence.csv): check these before you report them."]
+    for i, j in pairs:
+        kept = "in the graph" if adjacency[i, j] else "not in the graph"
+        lines.append(f"  {names[i]} -> {names[j]}: {confidence[i, j]:.2f} ({kept})")
+    return "\n".join(lines)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -455,6 +455,10 @@ def _check_consistent(model) -> None:
         pos = {int(v): i for i, v in enumerate(order)}
         if any(pos[i] > pos[j] for i, j in zip(*np.nonzero(adj))):
             raise _Corrupt("causal_order_ contradicts adjacency_matrix_")
+    if hasattr(model, "edge_confidence_"):  # an older file has none: it loads without it
+        _check_float(model.edge_confidence_, "edge_confidence_", (d, d))
+        if not ((model.edge_confidence_ >= 0) & (model.edge_confidence_ <= 1)).all():
+            raise _Corrupt("edge_confidence_ has values outside [0, 1]")
     per_env = {"weights_": (d, d), "intercepts_": (d,), "noise_scales_": (d,)}
     for name, shape in per_env.items():
         _check_list(getattr(model, name), name, K)

@@ -16,7 +16,7 @@ import numpy as np
 from .graph_layout import FONT_FAMILY, LINE_SPACING, layered_layout, text_width
 from .interpret import fitted_estimator, latent_names, loadings
 
-__all__ = ["plot_graph", "plot_loadings", "plot_scree"]
+__all__ = ["confidence_opacity", "plot_graph", "plot_loadings", "plot_scree"]
 
 
 def pyplot():
@@ -43,6 +43,7 @@ def _top_measurements(model, n_top: int) -> list[list[str]] | None:
 _NODE_FC, _NODE_EC, _EDGE = "#dbe8f5", "#2b5d8a", "#333333"
 _PAD = 8.0  # points around the graph
 _LEGEND_FONT, _LEGEND_LINE = 7.0, 9.5
+_OPACITY_NOTE = "Fainter edges: less sure (edge confidence)"
 _HEAT_FONT, _HEAT_ROW, _HEAT_COL = 7.0, 11.0, 13.0
 
 
@@ -74,7 +75,11 @@ def plot_graph(
     legend under the graph. Beside the graph a heatmap shows, for every
     edge (rows), its SEM weight in every environment (columns, diverging
     colours centred at 0); with a bootstrap result it shows every drawn
-    edge's probability instead.
+    edge's probability instead. When the fit has ``edge_confidence_`` (the
+    default residual pruning), every edge is drawn with an opacity that
+    grows with its confidence (:func:`confidence_opacity`; a line under the
+    graph says so); a fit without it (a rank pruning rule, a model file saved before
+    the confidence existed) is drawn fully opaque.
 
     Parameters
     ----------
@@ -112,6 +117,10 @@ def plot_graph(
     A = np.asarray(est.adjacency_matrix_, dtype=int)
     d = A.shape[0]
     edges, strength, table, columns, title = _edges_to_draw(est, A, bootstrap, min_probability)
+    confidence = getattr(est, "edge_confidence_", None)
+    opacity = None
+    if confidence is not None:
+        opacity = {(i, j): confidence_opacity(confidence[i, j]) for i, j in edges}
     # The fit's causal order (0..d-1) orients a cyclic set of bootstrap edges.
     lay = layered_layout(full, edges, details=details, order=range(d))
     shown = [lab.split("\n")[0] for lab in lay.labels]
@@ -125,11 +134,14 @@ def plot_graph(
         legend_h = (n_rows + 1) * _LEGEND_LINE + 10.0
     else:
         legend_h = 0.0
+    note_h = 0.0 if opacity is None else _LEGEND_LINE + 6.0  # the line saying what opacity is
+    if opacity is not None:
+        graph_w = max(graph_w, text_width(_OPACITY_NOTE, _LEGEND_FONT) + 4.0)
     # The graph's data box, in points: x in [x_lo, x_lo + box_w], y in [y_lo, y_lo + box_h].
     x_lo = -_PAD - (graph_w - lay.width) / 2
     box_w = graph_w + 2 * _PAD
-    y_lo = -_PAD - legend_h
-    box_h = lay.height + 2 * _PAD + legend_h
+    y_lo = -_PAD - legend_h - note_h
+    box_h = lay.height + 2 * _PAD + legend_h + note_h
 
     own_figure = ax is None
     if own_figure:
@@ -149,9 +161,12 @@ def plot_graph(
     extent = ax.get_window_extent()
     scale = 1.0 if own_figure else min(
         1.0, extent.width * 72 / fig.dpi / box_w, extent.height * 72 / fig.dpi / box_h)
-    _draw_layout(ax, lay, edges, strength, A, scale)
+    _draw_layout(ax, lay, edges, strength, A, scale, opacity)
     if legend:
         _draw_legend(ax, legend, x_lo, n_rows, col_w, scale)
+    if opacity is not None:
+        ax.text(x_lo + _PAD, -_PAD - legend_h - 4.0, _OPACITY_NOTE, fontsize=_LEGEND_FONT * scale,
+                ha="left", va="top", gid="confidence note")
     _edge_heatmap(fig, hax, cax, table, rows, columns, bootstrap is not None,
                   inset=not own_figure)
     fig.graph_layout = lay
@@ -223,8 +238,26 @@ def _draw_legend(ax, legend: list[str], x_lo: float, n_rows: int, col_w: float,
                 family=FONT_FAMILY)
 
 
-def _draw_layout(ax, lay, edges, strength, A, scale: float = 1.0) -> None:
-    """Boxes, texts and edges of ``lay`` in data units of points (``scale`` points a unit)."""
+def confidence_opacity(confidence: float) -> float:
+    """The opacity :func:`plot_graph` draws an edge of this confidence with.
+
+    ``0.15 + 0.85 * confidence``: a sure edge is fully opaque, a coin flip
+    (confidence 0.5) at 0.58, an edge the fit doubts faint but visible.
+
+    Parameters
+    ----------
+    confidence : float in [0, 1]
+
+    Returns
+    -------
+    float
+    """
+    return float(0.15 + 0.85 * np.clip(float(confidence), 0.0, 1.0))
+
+
+def _draw_layout(ax, lay, edges, strength, A, scale: float = 1.0, opacity=None) -> None:
+    """Boxes, texts and edges of ``lay`` in data units of points (``scale`` points a unit);
+    ``opacity``: per edge, or None (opaque)."""
     from matplotlib.patches import ArrowStyle, FancyArrowPatch, FancyBboxPatch
     from matplotlib.path import Path
 
@@ -240,7 +273,8 @@ def _draw_layout(ax, lay, edges, strength, A, scale: float = 1.0) -> None:
         arrow = FancyArrowPatch(
             path=Path(path), arrowstyle=head, mutation_scale=12 * scale,
             lw=(0.7 + 1.6 * strength[(i, j)]) * scale, color=_EDGE, zorder=2,
-            linestyle="-" if A[i, j] else "--", capstyle="butt", joinstyle="round")
+            linestyle="-" if A[i, j] else "--", capstyle="butt", joinstyle="round",
+            alpha=None if opacity is None else opacity[(i, j)])
         arrow.set_gid(f"edge {i}->{j}")
         ax.add_patch(arrow)
 

@@ -40,6 +40,7 @@ __all__ = [
     "ordered_noises",
     "order_levels",
     "reference_size",
+    "with_undecided",
 ]
 
 
@@ -863,7 +864,7 @@ class Verdict:
         (``"gaussianity"``, ``"heterogeneity"``, ``"mechanisms"``,
         ``"effect_strength"``, ``"mean_shifts"``, ``"ica_agreement"``,
         ``"conditioning"``, ``"weak_ordering_steps"``, ``"n_latent"``,
-        ``"stability"``),
+        ``"stability"``, ``"undecided_edges"``: :func:`with_undecided`),
         and the ``"levels"`` used.
     summary : str
         A few sentences for a person.
@@ -1161,6 +1162,43 @@ def _stability_issues(stability: dict, checks: dict, instability_level: float) -
             f"graph does not hold: {found}. The order or some features rest on a near-tie; "
             "run creator_plugin.bootstrap and report only edges with high probability.")))
     return issues
+
+
+def with_undecided(verdict: Verdict, pairs: list[tuple[int, int]],
+                   names: list[str] | None = None) -> Verdict:
+    """The verdict with the fit's undecided edges counted and named in its summary.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        From :func:`assess_fit`.
+    pairs : list of (int, int)
+        The pairs ``(i, j)`` whose edge confidence lies strictly between 0.1
+        and 0.9 (:func:`creator_plugin.confidence.undecided_pairs`). They
+        raise no issue: an undecided edge says which decisions to check, not
+        that the fit failed.
+    names : list of str, optional
+        Latent names (default ``L1..Ld``).
+
+    Returns
+    -------
+    Verdict
+        ``verdict`` itself, with ``checks["undecided_edges"]`` (``count``,
+        ``pairs``) and one more sentence at the end of its summary.
+    """
+    pairs = [(int(i), int(j)) for i, j in pairs]
+    verdict.checks["undecided_edges"] = {"count": len(pairs), "pairs": [list(p) for p in pairs]}
+    def name(i: int) -> str:
+        return f"L{i + 1}" if names is None else str(names[i])
+
+    if pairs:
+        listed = ", ".join(f"{name(i)} -> {name(j)}" for i, j in pairs)
+        sentence = (f"{len(pairs)} {'edge is' if len(pairs) == 1 else 'edges are'} undecided "
+                    f"(confidence between 0.1 and 0.9, edge_confidence_): {listed}.")
+    else:
+        sentence = "No edge is undecided (every edge confidence is at most 0.1 or at least 0.9)."
+    verdict.summary = f"{verdict.summary} {sentence}".strip()
+    return verdict
 
 
 def _summary(verdict: Verdict) -> str:

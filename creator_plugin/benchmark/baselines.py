@@ -181,12 +181,29 @@ def fit_creator_paper(
     return result.adjacency, result.latents, list(range(n_latent))
 
 
-def _fit_quietly(estimator, X_list):
-    """Fit with the estimator's warnings (weak evidence, ...) silenced."""
+def _fit_quietly(estimator, X_list, *, info: bool = False):
+    """Fit with the estimator's warnings (weak evidence, ...) silenced; with ``info``, a
+    fit that has ``edge_confidence_`` also returns it as the info ``edge_confidence``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         m = estimator.fit(X_list)
-    return m.adjacency_matrix_, m.latents_, list(m.causal_order_)
+    out = (m.adjacency_matrix_, m.latents_, list(m.causal_order_))
+    if info and hasattr(m, "edge_confidence_"):
+        return (*out, {"edge_confidence": np.asarray(m.edge_confidence_).tolist()})
+    return out
+
+
+def _bench_creator(X_list: list[np.ndarray], n_latent: int, random_state: int | None,
+                   **kwargs) -> tuple:
+    """CREATOR with default parameters (or the given ones).
+
+    The built-in ``"CREATOR"`` of ``creator bench``: :func:`fit_creator`,
+    and with the default residual pruning the info ``{"edge_confidence":
+    ...}`` (``edge_confidence_`` as nested lists), from which every row gets
+    its ``undecided_edges`` (:func:`creator_plugin.benchmark.grid.run_one`).
+    """
+    return _fit_quietly(CREATOR(n_latent, random_state=random_state, **kwargs), X_list,
+                        info=True)
 
 
 def _rank(M: np.ndarray, scale: float, tol: float) -> int:
@@ -437,7 +454,7 @@ def fit_pooled_ica_lingam(
 
 
 METHODS: dict[str, Fit] = {
-    "CREATOR": fit_creator,
+    "CREATOR": _bench_creator,
     "CREATOR (paper)": fit_creator_paper,
     "LiNGCReL": fit_lingcrel,
     "PCA+MultiGroupDirectLiNGAM": fit_pca_multigroup_lingam,

@@ -128,11 +128,12 @@ def _cell_table(sub) -> str:
             _fmt(mean("shd"), "{:.2f}"), _fmt(mean("locr2"), "{:.3f}"),
             _fmt(mean("topological_divergence"), "{:.2f}"), _fmt(mean("exact_dag"), "{:.2f}"),
             _fmt(mean("correct_order"), "{:.2f}"), _fmt(mean("shd_min_relabel"), "{:.2f}"),
-            _fmt(mean("n_est_latents"), "{:.1f}"), _fmt(mean("seconds"), "{:.3g}"),
+            _fmt(mean("n_est_latents"), "{:.1f}"), _fmt(mean("undecided_edges"), "{:.2f}"),
+            _fmt(mean("seconds"), "{:.3g}"),
         ])
     header = ["method", *[_HEADERS.get(k, k) for k in keys], "fits ok/failed/timeout",
               "mean SHD", "mean LocR²", "mean D_top", "exact DAG", "correct order",
-              "SHD up to relabelling", "latents found", "s/fit"]
+              "SHD up to relabelling", "latents found", "undecided edges", "s/fit"]
     return _table(header, rows)
 
 
@@ -190,7 +191,9 @@ def summary_markdown(df) -> str:
         share / seconds per fit, the sigma and beta ablations (per K), the
         pruning threshold sensitivity, the paper's tau table, one per-cell
         table for every other grid (simulated cells of your choice, your
-        data), and the count of failed and timed-out fits with their errors.
+        data; with the mean number of undecided edges per fit, pairs whose
+        edge confidence lies strictly between 0.1 and 0.9), and the count
+        of failed and timed-out fits with their errors.
         All metrics are aligned to the truth through the LocR² matching
         (:mod:`creator_plugin.benchmark.scoring`).
     """

@@ -43,6 +43,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from .. import simulate
+from ..confidence import undecided_pairs
 from ..simulation import simulate_family
 from .baselines import DEFAULT_METHODS, METHODS
 from .isolation import FitTimeout, call_with_time_limit
@@ -311,8 +312,11 @@ def run_one(
         ``"timeout"``), ``error``, ``seconds`` (wall time of the fit alone),
         ``time_limit`` and ``info`` (the method's extras as JSON), and for a
         successful fit the metrics of
-        :func:`creator_plugin.benchmark.scoring.score`. A method (or the
-        simulation, or the scoring) that raises gives a row with
+        :func:`creator_plugin.benchmark.scoring.score` and
+        ``undecided_edges``: the number of ordered pairs of latents whose
+        edge confidence lies strictly between 0.1 and 0.9 (NaN for a method
+        that reports no confidence; :mod:`creator_plugin.benchmark.methods`).
+        A method (or the simulation, or the scoring) that raises gives a row with
         ``status="failed"`` and the error message, one over its time limit a
         row with ``status="timeout"``; never an exception.
     """
@@ -343,8 +347,14 @@ def run_one(
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}",
                    traceback=traceback.format_exc(limit=4), seconds=elapsed, info="")
         return row
+    extras, confidence = (info[0] if info else None), None
+    if isinstance(extras, dict) and "edge_confidence" in extras:  # a column, not an extra
+        confidence = np.asarray(extras["edge_confidence"], dtype=float)
+        extras = {k: v for k, v in extras.items() if k != "edge_confidence"} or None
     row.update(status="ok", error="", traceback="", seconds=elapsed,
-               info=json.dumps(info[0], default=str) if info else "", **scores)
+               info="" if extras is None else json.dumps(extras, default=str), **scores,
+               undecided_edges=(float("nan") if confidence is None
+                                else len(undecided_pairs(confidence))))
     return row
 
 

@@ -18,7 +18,12 @@ A method is one of two things.
 * ``order``: a topological order of the m estimated latents, or None (a
   topological sort of ``adjacency`` is then used);
 * ``info``: optional dict of JSON-serialisable extras, written to the row's
-  ``info`` column (GIN records its clusters there).
+  ``info`` column (GIN records its clusters there); its key
+  ``edge_confidence`` (an (m, m) nested list, the probability of every edge)
+  is not: it gives the row's ``undecided_edges``, the number of ordered
+  pairs whose confidence lies strictly between 0.1 and 0.9 (the built-in
+  ``"CREATOR"`` returns its ``edge_confidence_`` so; NaN for a method
+  without one).
 
 ``m`` may differ from d (GIN finds its own number of clusters); see
 :mod:`creator_plugin.benchmark.scoring` for how such a result is scored.

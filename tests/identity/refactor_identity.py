@@ -131,7 +131,7 @@ DIAGNOSTICS_RENAMES: dict[str, str] = {}
 #: Diagnostics added since the reference: paths containing one of these are
 #: reported only when missing from the fits of a configuration that has them,
 #: never as NEW (every earlier number must still be bit-identical).
-ADDED_PATHS = ("|diagnostics/edge_confidence/",)
+ADDED_PATHS = ("|diagnostics/edge_confidence/", "|diagnostics/quality/checks/undecided_edges/")
 
 #: Fitted attributes recorded (``latents_`` per environment).
 ATTRIBUTES = ("adjacency_matrix_", "components_", "mixing_", "mean_", "feature_sd_",
