@@ -30,6 +30,7 @@ from ._validation import (
     environment_labels,
     feature_names,
     input_columns,
+    reference_position,
     split_environment_column,
 )
 from .dimension import select_n_latent
@@ -153,6 +154,14 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
     components_ : ndarray (d, p)
         Encoder ``latent = components_ @ (x - mean_)``; ``mixing_`` the
         decoder, ``feature_sd_`` and ``feature_latent_cov_`` the loadings' parts.
+    changed_mechanisms_ : ndarray (K, d) of bool
+        ``[k, i]``: latent i's mechanism in environment k differs from the
+        reference environment's (``fit(..., reference=)``; its row is all
+        False). When fewer than half of the other environments' cells change,
+        the graph and latents are read from the changes (docs/model.md,
+        "Sparse changes"); the test's evidence is in
+        ``diagnostics_["mechanism_changes"]``. A model file written before
+        this attribute existed loads without it.
     diagnostics_ : dict
         Every step's record, the verdict and the warnings (docs/model.md).
 
@@ -332,7 +341,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             standardize=False, random_state=random_state,
         )
 
-    def fit(self, X, y=None, *, environments=None) -> CREATOR:
+    def fit(self, X, y=None, *, environments=None, reference=None) -> CREATOR:
         """Fit CREATOR to multi-environment data.
 
         Parameters
@@ -353,6 +362,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             Environment label of each row when ``X`` is a single array; when
             ``X`` is a DataFrame, the name of its column of labels (the
             other columns are the measurements).
+        reference : label, optional
+            The reference environment of ``changed_mechanisms_`` (for an
+            interventional design, the observational one): a label of
+            ``environments`` (or a position of the list ``X``). Default: the
+            first of ``environment_labels_``.
 
         Returns
         -------
@@ -365,6 +379,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         X, environments = split_environment_column(X, environments)
         X_list = check_environments(X, environments, n_latent=None if auto else self.n_latent)
         names, columns = feature_names(X), input_columns(X)
+        labels = environment_labels(environments, len(X_list))
+        position = reference_position(reference, labels)  # checked before the fit's time
         selection = None
         if auto:
             selection = select_n_latent(
@@ -377,11 +393,12 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 "arrays set quality_resamples=0 and run creator_plugin.bootstrap under a Dask "
                 "backend instead.")
         config = FitConfig.from_estimator(self, n_latent, check_n_latent=not auto)
-        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state))
+        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state),
+                            reference=position)
         messages = [w.render(names) for w in result.warnings]
         for w, message in zip(result.warnings, messages):
             warnings.warn(message, w.category, stacklevel=2)
-        self.environment_labels_ = environment_labels(environments, len(X_list))
+        self.environment_labels_ = labels
         self.n_environments_ = len(X_list)
         self.n_features_in_ = X_list[0].shape[1]
         self.n_latent_ = n_latent
@@ -405,6 +422,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             self.edge_confidence_ = result.edge_confidence
         elif hasattr(self, "edge_confidence_"):
             del self.edge_confidence_  # a refit with a rank rule has none
+        self.changed_mechanisms_ = result.changes.changed.copy()
         self.diagnostics_ = {**result.diagnostics, "warnings": messages}
         if selection is not None:
             self.diagnostics_["n_latent_selection"] = selection.to_dict()

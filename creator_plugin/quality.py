@@ -904,6 +904,7 @@ def assess_fit(
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
     random_state=None,
+    sparse_route: bool = False,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -966,6 +967,12 @@ def assess_fit(
         :func:`reference_size` (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
+    sparse_route : bool, default=False
+        The fit read its graph and latents by the route for sparse changes
+        (:mod:`creator_plugin.sparse_changes`): mechanisms of few forms are
+        then what that route identifies from, so they raise no
+        ``"invariant_mechanisms"`` or ``"interventional_regime"`` issue on
+        non-Gaussian data.
 
     Returns
     -------
@@ -996,7 +1003,7 @@ def assess_fit(
             "the graph.")))
     moments = _latent_moments(latents)  # one pass over the rows for three checks
     issues += _heterogeneity_issues(latents, checks, moments, pruning, alpha,
-                                    weak_effects_level, rng)
+                                    weak_effects_level, rng, sparse_route)
     issues += _mean_shift_issues(latents, checks, moments, mean_shift_level)
     issues += _order_issues(latents, checks, moments, ordering_steps, disagreement_level,
                             condition_level, weak_evidence_level, rng)
@@ -1004,7 +1011,8 @@ def assess_fit(
         issues += _n_latent_issues(X, d, checks, alpha, rng)
     if stability is not None:
         issues += _stability_issues(stability, checks, instability_level)
-    issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
+    if not sparse_route or gauss["p_value"] > alpha:
+        issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
@@ -1043,7 +1051,8 @@ def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
 
 
 def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
-                          weak_effects_level: float, rng) -> list[Issue]:
+                          weak_effects_level: float, rng, sparse_route: bool = False
+                          ) -> list[Issue]:
     """:func:`assess_fit`'s checks of the environments' differences and of the effects' sizes."""
     K = len(latents)
     issues = []
@@ -1063,7 +1072,7 @@ def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
                 "environment produce: CREATOR cannot see such edges, so the empty graph is "
                 "not evidence of no effect. The graph is identified only when the weights "
                 "change across environments.")))
-        elif mech["few_regimes"]:
+        elif mech["few_regimes"] and not sparse_route:
             issues.append(Issue("invariant_mechanisms", (
                 f"Every latent's mechanism takes at most two distinct forms across the "
                 f"{K} environments (distinct forms per latent: {mech['regimes']}), as under "
