@@ -684,6 +684,38 @@ def zoo_table(rows: Rows) -> dict:
     return markdown_rows(zoo.summarize(fits), "| family |")
 
 
+SPARSE_ROWS = "benchmarks/results/sparse_changes/peers_300000.csv"
+
+
+def _sparse_frame(rows: Rows):
+    import pandas as pd
+    return pd.read_csv(io.StringIO(rows.text(SPARSE_ROWS)))
+
+
+def sparse_peers_table(rows: Rows) -> dict:
+    """The sparse-changes page's SHD / MCC table, as ``peers_field.py --table`` prints it."""
+    import peers_field
+    return markdown_rows(peers_field.markdown(_sparse_frame(rows)), "| generator |")
+
+
+def sparse_bar_table(rows: Rows) -> dict:
+    import sparse_changes_report
+    return markdown_rows(sparse_changes_report.bar_table(_sparse_frame(rows)), "| generator |")
+
+
+def sparse_change_table(rows: Rows) -> dict:
+    import sparse_changes_report
+    return markdown_rows(sparse_changes_report.change_table(_sparse_frame(rows)),
+                         "| generator |")
+
+
+def sparse_zoo_table(rows: Rows, d: int) -> dict:
+    import sparse_changes_zoo
+    path = f"benchmarks/results/sparse_changes/zoo_d{d}.csv"
+    return markdown_rows(sparse_changes_zoo.table(io.StringIO(rows.text(path))),
+                         f"| family, d = {d} |")
+
+
 def peers_table(rows: Rows, path: str) -> dict:
     """The peers page's SHD / MCC table of a run, as ``benchmarks/peers.py`` builds it: per
     workload and method (in the rows' order) the mean corrected SHD and mean MCC of the fits
@@ -1037,7 +1069,14 @@ GIVEN: list[Given] = [
           "the accuracy page's grid, checked there as a table"),
 ]
 
+SPARSE = "docs/results/sparse_changes.md"
+
 TABLES: list[Table] = [
+    Table(SPARSE, "| generator | CREATOR | LiNGCReL |", sparse_peers_table),
+    Table(SPARSE, "| generator | seeds | CREATOR SHD / MCC | best peer |", sparse_bar_table),
+    Table(SPARSE, "| generator | fits | cells right | targets found |", sparse_change_table),
+    Table(SPARSE, "| family, d = 5 |", lambda r: sparse_zoo_table(r, 5)),
+    Table(SPARSE, "| family, d = 10 |", lambda r: sparse_zoo_table(r, 10)),
     Table(R, "| workload (d, K, setting) | CREATOR |", _grid_words, all_rows=False),
     Table(IDX, "| workload (d, K, setting) | CREATOR SHD", _grid_words, all_rows=False),
     Table("docs/results/accuracy.md", "| d | K | setting | CREATOR |",

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
         if new:
             writer.writeheader()
         for seed in range(args.first_seed, args.first_seed + args.seeds):  # seed-major
-            for fam in zoo.BAR_FAMILIES:
+            for fam in args.families or zoo.BAR_FAMILIES:
                 if (fam, seed) in done:
                     continue
                 rows = [fit_row(fam, args.d, seed, "route")]
@@ -102,9 +102,11 @@ def run(args: argparse.Namespace) -> None:
 def table(path: str) -> str:
     """Per family: seeds, route taken, mean SHD and correct-order rate of both versions."""
     df = pd.read_csv(path)
-    lines = [f"d = {int(df.d.iloc[0])}, seeds {df.seed.min()}-{df.seed.max()}", "",
-             "| family | seeds | route taken | mean SHD (route) | mean SHD (without) | "
+    d = int(df.d.iloc[0])
+    lines = [f"| family, d = {d} | seeds | route taken | mean SHD (route) | mean SHD (without) | "
              "correct order (route) | correct order (without) |", "|---" * 7 + "|"]
+    if df.empty:
+        return "\n".join(lines)
     for fam in [f for f in zoo.BAR_FAMILIES if f in set(df.family)]:
         ours = df[(df.family == fam) & (df.version == "route")].set_index("seed")
         base = df[(df.family == fam) & (df.version == "without")].set_index("seed")
@@ -134,6 +136,8 @@ def main(argv=None) -> None:
     r.add_argument("--baseline", required=True,
                    help="checkout of the package without the route (its PYTHONPATH)")
     r.add_argument("--out", required=True)
+    r.add_argument("--families", nargs="+", choices=zoo.BAR_FAMILIES, default=None,
+                   help="a subset of the bar families (default: all)")
     o = sub.add_parser("one", help="one fit, printed as a JSON row (the baseline's subprocess)")
     o.add_argument("--family", required=True)
     o.add_argument("--d", type=int, required=True)

@@ -148,20 +148,12 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         the probability of every edge, from this fit (residual pruning;
         :mod:`creator_plugin.confidence`).
     latents_ : list of ndarray (n_k, d)
-        Features per environment (``transform(X_list[k])``); ``noise_`` the
-        exogenous noises, ``weights_``, ``noise_scales_`` and ``intercepts_``
-        the SEM per environment.
+        Features per environment (``transform(X_list[k])``); ``noise_`` the exogenous noises,
+        ``weights_``, ``noise_scales_`` and ``intercepts_`` the SEM per environment, and
+        ``changed_mechanisms_[k, i]`` whether latent i's in k differs from ``fit``'s ``reference``.
     components_ : ndarray (d, p)
         Encoder ``latent = components_ @ (x - mean_)``; ``mixing_`` the
         decoder, ``feature_sd_`` and ``feature_latent_cov_`` the loadings' parts.
-    changed_mechanisms_ : ndarray (K, d) of bool
-        ``[k, i]``: latent i's mechanism in environment k differs from the
-        reference environment's (``fit(..., reference=)``; its row is all
-        False). When fewer than half of the other environments' cells change,
-        the graph and latents are read from the changes (docs/model.md,
-        "Sparse changes"); the test's evidence is in
-        ``diagnostics_["mechanism_changes"]``. A model file written before
-        this attribute existed loads without it.
     diagnostics_ : dict
         Every step's record, the verdict and the warnings (docs/model.md).
 

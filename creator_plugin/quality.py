@@ -903,8 +903,7 @@ def assess_fit(
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
-    random_state=None,
-    sparse_route: bool = False,
+    random_state=None, sparse_route: bool = False,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -968,11 +967,7 @@ def assess_fit(
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
     sparse_route : bool, default=False
-        The fit read its graph and latents by the route for sparse changes
-        (:mod:`creator_plugin.sparse_changes`): mechanisms of few forms are
-        then what that route identifies from, so they raise no
-        ``"invariant_mechanisms"`` or ``"interventional_regime"`` issue on
-        non-Gaussian data.
+        The fit took :mod:`.sparse_changes`' route: no issue for mechanisms of few forms.
 
     Returns
     -------
@@ -981,18 +976,15 @@ def assess_fit(
     rng = np.random.default_rng(random_state)
     K, d = len(latents), latents[0].shape[1]
     default_disagreement, default_condition = order_levels(d)
-    if disagreement_level is None:
-        disagreement_level = default_disagreement
-    if condition_level is None:
-        condition_level = default_condition
+    disagreement_level = default_disagreement if disagreement_level is None else disagreement_level
+    condition_level = default_condition if condition_level is None else condition_level
     issues, checks = [], {}
     checks["levels"] = {
         "alpha": alpha, "disagreement_level": disagreement_level,
         "condition_level": condition_level, "weak_evidence_level": weak_evidence_level,
         "weak_effects_level": weak_effects_level, "instability_level": instability_level,
     }
-    if n_simulations is None:
-        n_simulations = reference_size(K, alpha)
+    n_simulations = reference_size(K, alpha) if n_simulations is None else n_simulations
     gauss = checks["gaussianity"] = gaussianity_test(
         latents, n_simulations=n_simulations, random_state=rng)
     if gauss["p_value"] > alpha:
@@ -1011,8 +1003,8 @@ def assess_fit(
         issues += _n_latent_issues(X, d, checks, alpha, rng)
     if stability is not None:
         issues += _stability_issues(stability, checks, instability_level)
-    if not sparse_route or gauss["p_value"] > alpha:
-        issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
+    issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d,
+                             sparse_route)
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
@@ -1032,10 +1024,13 @@ def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) 
 
 
 def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
-                   d: int) -> list[Issue]:
+                   d: int, sparse_route: bool = False) -> list[Issue]:
     """:func:`assess_fit`'s reading of which environments intervene on which latents
     (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
-    (``doubted``) or whose mechanisms take few forms."""
+    (``doubted``) or whose mechanisms take few forms; on non-Gaussian data, none for a fit
+    on the route for sparse changes (which reads the graph from those few forms)."""
+    if sparse_route and not gaussian:
+        return []
     mech = checks.get("mechanisms")
     if mech is None or not (gaussian or doubted or (mech["few_regimes"]
                                                     and not mech["independent_latents"])):

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from creator_plugin import CREATOR, simulate, simulate_family, simulate_single_node
-from creator_plugin import sparse_changes
+from creator_plugin import CREATOR, simulate, simulate_family, simulate_single_node, sparse_changes
 from creator_plugin.benchmark.scoring import correlation_scores, score
 
 
@@ -50,6 +49,7 @@ def test_change_test_finds_the_targets_of_hard_interventions(hard):
     truth = _targets(sim, 5, 4)
     assert m.changed_mechanisms_.shape == (5, 4) and m.changed_mechanisms_.dtype == bool
     assert not m.changed_mechanisms_[0].any()  # the reference row
+    assert not hasattr(m, "edge_confidence_")  # the paper pruning's confidence: not this route's
     assert (changed == truth).mean() >= 0.9 and (changed & truth).sum() == truth.sum()
 
 
