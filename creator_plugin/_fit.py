@@ -302,13 +302,15 @@ def fit_arrays(
     sem = sem_parameters(latents, model.graph.adjacency)
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
     diagnostics.update({"edge_confidence": evidence} if evidence else {})
-    diagnostics["mechanism_changes"] = {**changes.to_dict(), "route": route}
+    diagnostics["mechanism_changes"] = _changes_record(changes, route, latents, model)
     if noise is not None:
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
-    if config.quality:  # step 5: the verdict
+    if config.quality:  # step 5: the verdict (the default's issues unless the check passed)
+        check = diagnostics["mechanism_changes"].get("route_check")
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
-                                 model.order, config, threshold, rng,
-                                 reference=reference, sparse_route=route == "sparse")
+                                 model.order, config, threshold, rng, reference=reference,
+                                 sparse_route=False if check is None else "confirmed"
+                                 if check["passed"] else "unconfirmed")
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
@@ -344,6 +346,16 @@ def _diagnostics(model: _Structure, config: FitConfig, threshold: float, red: Re
         "order_branches": branches,
     }
     return diagnostics, found
+
+
+def _changes_record(changes, route: str, latents, model: _Structure) -> dict:
+    """``diagnostics_["mechanism_changes"]``; on the sparse route, with its route check
+    (does the data confirm what the route's graph rests on?)."""
+    record = {**changes.to_dict(), "route": route}
+    if route == "sparse":
+        record["route_check"] = sparse_changes.route_check(latents, model.graph.adjacency,
+                                                           changes)
+    return record
 
 
 def _confidence(model: _Structure, config: FitConfig, threshold: float,
@@ -542,7 +554,7 @@ def _sparse_structure(stage: OrderingStage, config: FitConfig, changes,
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng, *, reference: int = 0, sparse_route: bool = False):
+                   threshold, rng, *, reference: int = 0, sparse_route: bool | str = False):
     """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
     stability = None
     if config.quality_resamples:

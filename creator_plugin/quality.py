@@ -830,6 +830,13 @@ ISSUE_KINDS = {
 }
 
 
+#: Added to the few-forms issues of a fit on the route for sparse changes whose check failed.
+ROUTE_NOTE = (
+    " This fit read its graph by the route for sparse changes, which is right only if the "
+    "environments that change a latent remove its incoming edges (hard interventions); the "
+    "data do not confirm that here (diagnostics_['mechanism_changes']['route_check']).")
+
+
 @dataclass(frozen=True)
 class Issue:
     """One reason not to trust a fit.
@@ -903,7 +910,7 @@ def assess_fit(
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
-    random_state=None, sparse_route: bool = False,
+    random_state=None, sparse_route: bool | str = False,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -966,14 +973,20 @@ def assess_fit(
         :func:`reference_size` (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
-    sparse_route : bool, default=False
-        The fit took :mod:`.sparse_changes`' route: no issue for mechanisms of few forms.
+    sparse_route : bool or {"confirmed", "unconfirmed"}, default=False
+        The fit took :mod:`.sparse_changes`' route. ``"confirmed"`` (or True):
+        its route check passed, and mechanisms of few forms, which the route reads
+        the graph from, raise no issue on non-Gaussian data. ``"unconfirmed"``: the
+        check failed, and those issues are raised as on the default route, each
+        saying what the route's graph assumes.
 
     Returns
     -------
     Verdict
     """
     rng = np.random.default_rng(random_state)
+    unconfirmed = sparse_route == "unconfirmed"
+    sparse_route = bool(sparse_route) and not unconfirmed
     K, d = len(latents), latents[0].shape[1]
     default_disagreement, default_condition = order_levels(d)
     disagreement_level = default_disagreement if disagreement_level is None else disagreement_level
@@ -1005,6 +1018,9 @@ def assess_fit(
         issues += _stability_issues(stability, checks, instability_level)
     issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d,
                              sparse_route)
+    if unconfirmed:
+        issues = [Issue(i.kind, i.message + ROUTE_NOTE) if i.kind in (
+            "invariant_mechanisms", "interventional_regime") else i for i in issues]
     verdict = Verdict(issues, checks)
     verdict.summary = _summary(verdict)
     return verdict

@@ -132,3 +132,88 @@ def test_cli_table_and_networkx_attribute(hard, tmp_path):
     g = to_networkx(m)
     assert [g.nodes[f"L{i + 1}"]["changed_mechanisms"] for i in range(4)] == \
         m.changed_mechanisms_.T.tolist()
+
+
+def _changes(changed, bound):
+    changed, bound = np.asarray(changed, dtype=bool), np.asarray(bound, dtype=float)
+    K, d = changed.shape
+    share = float(changed[1:].mean())
+    z = np.zeros((K, d))
+    return sparse_changes.MechanismChanges(0, changed, np.zeros((K, d), dtype=bool), z,
+                                           np.ones((K, d), dtype=int), z + 1, share, bound)
+
+
+def test_the_route_needs_every_other_cell_shown_unchanged():
+    changed = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    shown = [[0, 0, 0], [9, 0.5, 0.9], [0.2, 9, 0.99], [0.1, 0.3, 9]]
+    assert _changes(changed, shown).sparse
+    one_open = [row[:] for row in shown]
+    one_open[2][2] = 1.0  # neither a change nor shown unchanged
+    c = _changes(changed, one_open)
+    assert not c.sparse and c.undecided == 1 and c.share < sparse_changes.SPARSE_SHARE
+    assert not _changes(np.zeros((4, 3)), np.zeros((4, 3))).sparse  # nothing changes
+
+
+def test_few_rows_leave_the_cells_undecided_and_the_route_untaken():
+    # Every mechanism changes; at 300 rows the strict change level finds fewer than half,
+    # which the route once read as sparse changes (and lost).
+    sim = simulate_family("paper", 4, 5, 300, random_state=700013)
+    record = _fit(sim.X, 4).diagnostics_["mechanism_changes"]
+    assert 0 < record["share"] < sparse_changes.SPARSE_SHARE
+    assert record["route"] == "paper" and record["undecided"] > 0
+    ratios = np.array(record["equivalence"])
+    assert (ratios[~np.array(record["changed"])].max()) >= 1.0
+
+
+def test_the_equivalence_ratio_shrinks_with_the_rows():
+    ratio = sparse_changes._equivalence
+    assert ratio(3.0, 3, 1000.0, 0.0, 0.0) < ratio(3.0, 3, 100.0, 0.0, 0.0)
+    assert ratio(30.0, 3, 1000.0, 0.0, 0.0) > ratio(3.0, 3, 1000.0, 0.0, 0.0)
+    assert ratio(0.0, 0, 1.0, 0.2, 0.0) == pytest.approx(0.2 / sparse_changes.SCALE_MARGIN)
+    assert ratio(0.0, 2, 1000.0, 0.0, 0.0) == 0.0
+
+
+def _soft_single_node(seed):
+    # An observational environment and one per latent whose incoming weights and noise
+    # scale change (soft): the route's reading is then one of several that fit.
+    sim = simulate(4, 5, 800, edge_prob=0.8, random_state=seed)
+    W = [sim.W[0].copy() for _ in range(5)]
+    Om = [sim.Omega[0].copy() for _ in range(5)]
+    for k in range(1, 5):
+        W[k][:, k - 1] = sim.W[k][:, k - 1]
+        Om[k][k - 1, k - 1] = sim.Omega[k][k - 1, k - 1]
+    return [z @ om @ np.linalg.inv(np.eye(4) - w) @ sim.H.T
+            for z, om, w in zip(sim.Z, Om, W)]
+
+
+def test_an_unconfirmed_route_keeps_the_default_issues():
+    m = _fit(_soft_single_node(4), 4)
+    record = m.diagnostics_["mechanism_changes"]
+    assert record["route"] == "sparse" and not record["route_check"]["passed"]
+    issues = m.diagnostics_["quality"]["issues"]
+    kinds = [i["kind"] for i in issues]
+    assert "invariant_mechanisms" in kinds
+    assert all("route for sparse changes" in i["message"] for i in issues
+               if i["kind"] in ("invariant_mechanisms", "interventional_regime"))
+
+
+def test_route_check_confirms_clamped_and_repeated_hard_changes():
+    rng = np.random.default_rng(0)
+    K, n = 4, 2000
+    latents = []
+    for k in range(K):
+        z0 = rng.laplace(size=n)
+        z1 = 0.8 * z0 + rng.laplace(size=n) if k in (0, 1) else rng.laplace(size=n)
+        latents.append(np.column_stack([z0, z1]))
+    adjacency = np.array([[0, 1], [0, 0]])
+    changed = np.zeros((K, 2), dtype=bool)
+    changed[2:, 1] = True  # removed edges in environments 2 and 3
+    c = _changes(changed, np.zeros((K, 2)))
+    check = sparse_changes.route_check(latents, adjacency, c)
+    assert check["passed"] and check["ratios"][1] < 1.0
+    once = changed.copy()
+    once[3, 1] = False
+    assert sparse_changes.route_check(latents, adjacency, _changes(once, np.zeros((K, 2))))[
+        "unconfirmed"] == [1]
+    latents[3][:, 1] = 0.5 * latents[3][:, 0] + rng.laplace(size=n)  # soft in environment 3
+    assert not sparse_changes.route_check(latents, adjacency, c)["passed"]
