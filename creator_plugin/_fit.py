@@ -306,11 +306,9 @@ def fit_arrays(
     if noise is not None:
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
     if config.quality:  # step 5: the verdict (the default's issues unless the check passed)
-        check = diagnostics["mechanism_changes"].get("route_check")
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
                                  model.order, config, threshold, rng, reference=reference,
-                                 sparse_route=False if check is None else "confirmed"
-                                 if check["passed"] else "unconfirmed")
+                                 route_check=diagnostics["mechanism_changes"].get("route_check"))
         diagnostics["quality"] = verdict.to_dict()
         found += [
             FitWarning(FitQualityWarning, f"{ISSUE_KINDS[kind]}: " + " ".join(
@@ -554,8 +552,11 @@ def _sparse_structure(stage: OrderingStage, config: FitConfig, changes,
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng, *, reference: int = 0, sparse_route: bool | str = False):
-    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
+                   threshold, rng, *, reference: int = 0, route_check: dict | None = None):
+    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``; on the
+    sparse route, the few-forms issues kept unless ``route_check`` passed)."""
+    sparse_route = False if route_check is None else "confirmed" if route_check[
+        "passed"] else "two forms" if route_check["two_forms"] else "unconfirmed"
     stability = None
     if config.quality_resamples:
         refit_config = config.replace(prune_threshold=threshold, quality=False,

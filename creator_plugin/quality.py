@@ -973,20 +973,19 @@ def assess_fit(
         :func:`reference_size` (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
-    sparse_route : bool or {"confirmed", "unconfirmed"}, default=False
-        The fit took :mod:`.sparse_changes`' route. ``"confirmed"`` (or True):
-        its route check passed, and mechanisms of few forms, which the route reads
-        the graph from, raise no issue on non-Gaussian data. ``"unconfirmed"``: the
-        check failed, and those issues are raised as on the default route, each
-        saying what the route's graph assumes.
+    sparse_route : bool or {"confirmed", "unconfirmed", "two forms"}, default=False
+        The fit took :mod:`.sparse_changes`' route. True or ``"confirmed"``: its check
+        passed; mechanisms of few forms raise no issue on non-Gaussian data.
+        ``"unconfirmed"``: they are raised as on the paper's route, with what the route
+        assumes; ``"two forms"``: also when its change test reads at most two forms.
 
     Returns
     -------
     Verdict
     """
     rng = np.random.default_rng(random_state)
-    unconfirmed = sparse_route == "unconfirmed"
-    sparse_route = bool(sparse_route) and not unconfirmed
+    unconfirmed = sparse_route in ("unconfirmed", "two forms")
+    few_forms, sparse_route = sparse_route == "two forms", bool(sparse_route) and not unconfirmed
     K, d = len(latents), latents[0].shape[1]
     default_disagreement, default_condition = order_levels(d)
     disagreement_level = default_disagreement if disagreement_level is None else disagreement_level
@@ -1000,15 +999,10 @@ def assess_fit(
     n_simulations = reference_size(K, alpha) if n_simulations is None else n_simulations
     gauss = checks["gaussianity"] = gaussianity_test(
         latents, n_simulations=n_simulations, random_state=rng)
-    if gauss["p_value"] > alpha:
-        issues.append(Issue("not_identifiable", (
-            f"The data are indistinguishable from Gaussian (p = {gauss['p_value']:.2g}): "
-            "CREATOR needs non-Gaussian noise, so the order, graph and features are not "
-            "identified. Collect data whose noise is non-Gaussian, or do not interpret "
-            "the graph.")))
+    issues += _gaussian_issues(gauss["p_value"], alpha)
     moments = _latent_moments(latents)  # one pass over the rows for three checks
     issues += _heterogeneity_issues(latents, checks, moments, pruning, alpha,
-                                    weak_effects_level, rng, sparse_route)
+                                    weak_effects_level, rng, sparse_route, few_forms)
     issues += _mean_shift_issues(latents, checks, moments, mean_shift_level)
     issues += _order_issues(latents, checks, moments, ordering_steps, disagreement_level,
                             condition_level, weak_evidence_level, rng)
@@ -1017,13 +1011,26 @@ def assess_fit(
     if stability is not None:
         issues += _stability_issues(stability, checks, instability_level)
     issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d,
-                             sparse_route)
-    if unconfirmed:
-        issues = [Issue(i.kind, i.message + ROUTE_NOTE) if i.kind in (
-            "invariant_mechanisms", "interventional_regime") else i for i in issues]
-    verdict = Verdict(issues, checks)
+                             sparse_route, few_forms)
+    verdict = Verdict(_with_route_note(issues) if unconfirmed else issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
+
+
+def _gaussian_issues(p_value: float, alpha: float) -> list[Issue]:
+    """:func:`assess_fit`'s issue for latents indistinguishable from Gaussian."""
+    if p_value <= alpha:
+        return []
+    return [Issue("not_identifiable", (
+        f"The data are indistinguishable from Gaussian (p = {p_value:.2g}): CREATOR needs "
+        "non-Gaussian noise, so the order, graph and features are not identified. Collect "
+        "data whose noise is non-Gaussian, or do not interpret the graph."))]
+
+
+def _with_route_note(issues: list[Issue]) -> list[Issue]:
+    """The few-forms issues of an unconfirmed sparse route, with :data:`ROUTE_NOTE`."""
+    return [Issue(i.kind, i.message + ROUTE_NOTE) if i.kind in (
+        "invariant_mechanisms", "interventional_regime") else i for i in issues]
 
 
 def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) -> list[Issue]:
@@ -1040,7 +1047,7 @@ def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) 
 
 
 def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
-                   d: int, sparse_route: bool = False) -> list[Issue]:
+                   d: int, sparse_route: bool = False, few_forms: bool = False) -> list[Issue]:
     """:func:`assess_fit`'s reading of which environments intervene on which latents
     (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
     (``doubted``) or whose mechanisms take few forms; on non-Gaussian data, none for a fit
@@ -1048,8 +1055,8 @@ def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
     if sparse_route and not gaussian:
         return []
     mech = checks.get("mechanisms")
-    if mech is None or not (gaussian or doubted or (mech["few_regimes"]
-                                                    and not mech["independent_latents"])):
+    if mech is None or not (gaussian or doubted or few_forms or (
+            mech["few_regimes"] and not mech["independent_latents"])):
         return []
     from .regime import interventional_regime, regime_message
 
@@ -1062,8 +1069,8 @@ def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
 
 
 def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
-                          weak_effects_level: float, rng, sparse_route: bool = False
-                          ) -> list[Issue]:
+                          weak_effects_level: float, rng, sparse_route: bool = False,
+                          few_forms: bool = False) -> list[Issue]:
     """:func:`assess_fit`'s checks of the environments' differences and of the effects' sizes."""
     K = len(latents)
     issues = []
@@ -1091,6 +1098,13 @@ def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
                 "changes across |parents| + 1 environments, so edges into nodes with two or "
                 "more parents can be missed. Methods built for interventional data fit such "
                 "data better.")))
+        elif few_forms:
+            issues.append(Issue("invariant_mechanisms", (
+                f"The change test reads every latent's mechanism as changing in at most one "
+                f"of the {K} environments (at most two distinct forms), as under single-node "
+                "interventions. A node is identified only when its mechanism changes across "
+                "|parents| + 1 environments, so edges into nodes with two or more parents can "
+                "be missed. Methods built for interventional data fit such data better.")))
         if pruning and not mech["independent_latents"]:
             strength = checks["effect_strength"] = effect_strength(pruning)
             if strength["ratio"] < weak_effects_level:

@@ -303,9 +303,11 @@ def route_check(latents: list[np.ndarray], adjacency: np.ndarray,
     Returns
     -------
     dict
-        ``passed`` (bool), ``unconfirmed`` (the positions not confirmed) and
+        ``passed`` (bool), ``unconfirmed`` (the positions not confirmed),
         ``ratios`` (per position, the largest equivalence ratio over its
-        changing environments; None when not tested).
+        changing environments; None when not tested) and ``two_forms``
+        (every latent changes in at most one environment: the change test
+        reads at most two forms of every mechanism).
     """
     d = adjacency.shape[0]
     unconfirmed, ratios = [], [None] * d
@@ -328,7 +330,9 @@ def route_check(latents: list[np.ndarray], adjacency: np.ndarray,
         ratios[i] = worst
         if worst >= 1.0:
             unconfirmed.append(i)
-    return {"passed": not unconfirmed, "unconfirmed": unconfirmed, "ratios": ratios}
+    two_forms = bool((changes.changed.sum(axis=0) <= 1).all())
+    return {"passed": not unconfirmed, "unconfirmed": unconfirmed, "ratios": ratios,
+            "two_forms": two_forms}
 
 
 def _groups(changes: MechanismChanges, i: int) -> tuple[np.ndarray, np.ndarray]:

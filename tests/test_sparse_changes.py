@@ -210,10 +210,24 @@ def test_route_check_confirms_clamped_and_repeated_hard_changes():
     changed[2:, 1] = True  # removed edges in environments 2 and 3
     c = _changes(changed, np.zeros((K, 2)))
     check = sparse_changes.route_check(latents, adjacency, c)
-    assert check["passed"] and check["ratios"][1] < 1.0
+    assert check["passed"] and check["ratios"][1] < 1.0 and not check["two_forms"]
     once = changed.copy()
     once[3, 1] = False
-    assert sparse_changes.route_check(latents, adjacency, _changes(once, np.zeros((K, 2))))[
-        "unconfirmed"] == [1]
+    once_check = sparse_changes.route_check(latents, adjacency, _changes(once, np.zeros((K, 2))))
+    assert once_check["unconfirmed"] == [1] and once_check["two_forms"]
     latents[3][:, 1] = 0.5 * latents[3][:, 0] + rng.laplace(size=n)  # soft in environment 3
     assert not sparse_changes.route_check(latents, adjacency, c)["passed"]
+
+
+def test_an_unconfirmed_route_of_two_forms_flags_what_the_latents_check_misses():
+    from creator_plugin.quality import assess_fit
+    rng = np.random.default_rng(1)
+    latents = [rng.laplace(size=(500, 3)) @ np.triu(rng.uniform(0.5, 1.5, (3, 3)))
+               for _ in range(4)]  # mechanisms of four forms: the latents' check is quiet
+    kinds = [i.kind for i in assess_fit(latents, random_state=0).issues]
+    assert "invariant_mechanisms" not in kinds
+    flagged = assess_fit(latents, random_state=0, sparse_route="two forms")
+    issue = next(i for i in flagged.issues if i.kind == "invariant_mechanisms")
+    assert "at most one" in issue.message and "route for sparse changes" in issue.message
+    quiet = assess_fit(latents, random_state=0, sparse_route="unconfirmed")
+    assert "invariant_mechanisms" not in [i.kind for i in quiet.issues]
