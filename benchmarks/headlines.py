@@ -684,7 +684,7 @@ def zoo_table(rows: Rows) -> dict:
     return markdown_rows(zoo.summarize(fits), "| family |")
 
 
-SPARSE_ROWS = "benchmarks/results/sparse_changes/peers_300000.csv"
+SPARSE_ROWS = "benchmarks/results/sparse_changes/peers_320000.csv"
 
 
 def _sparse_frame(rows: Rows):
@@ -709,11 +709,20 @@ def sparse_change_table(rows: Rows) -> dict:
                          "| generator |")
 
 
-def sparse_zoo_table(rows: Rows, d: int) -> dict:
+def sparse_zoo_table(rows: Rows, d: int, name: str | None = None) -> dict:
     import sparse_changes_zoo
-    path = f"benchmarks/results/sparse_changes/zoo_d{d}.csv"
-    return markdown_rows(sparse_changes_zoo.table(io.StringIO(rows.text(path))),
+    path = f"benchmarks/results/sparse_changes/{name or f'zoo_d{d}.csv'}"
+    label = "this version" if name else "route"
+    return markdown_rows(sparse_changes_zoo.table(io.StringIO(rows.text(path)), label),
                          f"| family, d = {d} |")
+
+
+def sparse_false_table(rows: Rows, seeds: int = 720000, first: str = "family") -> dict:
+    """The sparse-changes page's tables of the families where the route should not be taken."""
+    import sparse_route_false
+    path = f"benchmarks/results/sparse_changes/false_route_{seeds}.csv"
+    text = sparse_route_false.table(io.StringIO(rows.text(path)), first=first)
+    return markdown_rows(text, f"| {first} |", key_columns=2)
 
 
 def peers_table(rows: Rows, path: str) -> dict:
@@ -1075,7 +1084,14 @@ TABLES: list[Table] = [
     Table(SPARSE, "| generator | CREATOR | LiNGCReL |", sparse_peers_table),
     Table(SPARSE, "| generator | seeds | CREATOR SHD / MCC | best peer |", sparse_bar_table),
     Table(SPARSE, "| generator | fits | cells right | targets found |", sparse_change_table),
-    Table(SPARSE, "| family, d = 5 |", lambda r: sparse_zoo_table(r, 5)),
+    Table(SPARSE, "| family | version | fits | route taken |", sparse_false_table,
+          key_columns=2),
+    Table(SPARSE, "| family, seeds 730000 on | version |",
+          lambda r: sparse_false_table(r, 730000, "family, seeds 730000 on"), key_columns=2),
+    Table(SPARSE, "| family, d = 5 | seeds | route taken | mean SHD (this version)",
+          lambda r: sparse_zoo_table(r, 5, "zoo_d5_420000.csv")),
+    Table(SPARSE, "| family, d = 5 | seeds | route taken | mean SHD (route)",
+          lambda r: sparse_zoo_table(r, 5)),
     Table(SPARSE, "| family, d = 10 |", lambda r: sparse_zoo_table(r, 10)),
     Table(R, "| workload (d, K, setting) | CREATOR |", _grid_words, all_rows=False),
     Table(IDX, "| workload (d, K, setting) | CREATOR SHD", _grid_words, all_rows=False),

@@ -17,8 +17,16 @@ Usage (fresh seeds; ``/tmp/main`` a worktree of the version without the route)::
         --out benchmarks/results/sparse_changes/zoo_d5.csv
     python benchmarks/sparse_changes_zoo.py table benchmarks/results/sparse_changes/zoo_d5.csv
 
-Rows are appended as each fit finishes; a rerun skips the (family, seed)
-pairs already there.
+Or both versions on every data set, one run each (``--version without`` with
+the version without the route on ``PYTHONPATH``)::
+
+    PYTHONPATH=. python benchmarks/sparse_changes_zoo.py run --d 5 --first-seed 420000 \\
+        --seeds 100 --out rows.csv
+    PYTHONPATH=/tmp/main python benchmarks/sparse_changes_zoo.py run --version without \\
+        --d 5 --first-seed 420000 --seeds 100 --out rows.csv
+
+Rows are appended as each fit finishes; a rerun skips the (version, family,
+seed) rows already there.
 """
 
 from __future__ import annotations
@@ -78,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
     done = set()
     if out.exists():
         old = pd.read_csv(out)
-        done = set(zip(old.family, old.seed))
+        done = set(zip(old.version, old.family, old.seed))
     new = not out.exists()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a", newline="") as fh:
@@ -87,10 +95,10 @@ def run(args: argparse.Namespace) -> None:
             writer.writeheader()
         for seed in range(args.first_seed, args.first_seed + args.seeds):  # seed-major
             for fam in args.families or zoo.BAR_FAMILIES:
-                if (fam, seed) in done:
+                if (args.version, fam, seed) in done:
                     continue
-                rows = [fit_row(fam, args.d, seed, "route")]
-                if rows[0]["route"] == "sparse":
+                rows = [fit_row(fam, args.d, seed, args.version)]
+                if rows[0]["route"] == "sparse" and args.baseline:
                     rows.append(baseline_row(args.baseline, fam, args.d, seed))
                 for row in rows:
                     writer.writerow(row)
@@ -99,25 +107,29 @@ def run(args: argparse.Namespace) -> None:
                 fh.flush()
 
 
-def table(path: str) -> str:
-    """Per family: seeds, route taken, mean SHD and correct-order rate of both versions."""
+def table(path: str, label: str = "route") -> str:
+    """Per family: seeds, route taken, mean SHD and correct-order rate of both versions
+    (``label``: the column name of the version with the route)."""
     df = pd.read_csv(path)
     d = int(df.d.iloc[0])
-    lines = [f"| family, d = {d} | seeds | route taken | mean SHD (route) | mean SHD (without) | "
-             "correct order (route) | correct order (without) |", "|---" * 7 + "|"]
+    lines = [f"| family, d = {d} | seeds | route taken | mean SHD ({label}) | mean SHD (without) "
+             f"| correct order ({label}) | correct order (without) |", "|---" * 7 + "|"]
     if df.empty:
         return "\n".join(lines)
     for fam in [f for f in zoo.BAR_FAMILIES if f in set(df.family)]:
         ours = df[(df.family == fam) & (df.version == "route")].set_index("seed")
+        if ours.empty:
+            continue
         base = df[(df.family == fam) & (df.version == "without")].set_index("seed")
         ok = ours[ours.status == "ok"]
         taken = ok.route == "sparse"
         # where the route is not taken the version without it fits the same (identity tests)
         shd_b = ok.shd.astype(float).copy()
         order_b = ok.correct_order.astype(bool).copy()
-        for s in ok.index[taken]:
-            shd_b[s] = float(base.shd[s])
-            order_b[s] = bool(base.correct_order[s])
+        for s in ok.index[taken] if base.empty else ok.index:  # a "without" row wherever run
+            if s in base.index:
+                shd_b[s] = float(base.shd[s])
+                order_b[s] = bool(base.correct_order[s] in (True, "True"))
         failed = int((ours.status != "ok").sum())
         lines.append(
             f"| {fam} | {len(ok)}{f' (+{failed} failed)' if failed else ''} | {int(taken.sum())}"
@@ -133,8 +145,12 @@ def main(argv=None) -> None:
     r.add_argument("--d", type=int, default=5)
     r.add_argument("--first-seed", type=int, default=400000)
     r.add_argument("--seeds", type=int, default=100)
-    r.add_argument("--baseline", required=True,
-                   help="checkout of the package without the route (its PYTHONPATH)")
+    r.add_argument("--baseline", default=None,
+                   help="checkout of the package without the route (its PYTHONPATH), fitted "
+                        "where the route is taken")
+    r.add_argument("--version", default="route", choices=["route", "without"],
+                   help="label of the package on the path (run twice, once per version, to "
+                        "fit both on every data set)")
     r.add_argument("--out", required=True)
     r.add_argument("--families", nargs="+", choices=zoo.BAR_FAMILIES, default=None,
                    help="a subset of the bar families (default: all)")
@@ -144,13 +160,14 @@ def main(argv=None) -> None:
     o.add_argument("--seed", type=int, required=True)
     t = sub.add_parser("table")
     t.add_argument("csv")
+    t.add_argument("--label", default="route", help="column name of the version with the route")
     args = ap.parse_args(argv)
     if args.command == "run":
         run(args)
     elif args.command == "one":
         print(json.dumps(fit_row(args.family, args.d, args.seed, "without"), default=str))
     else:
-        print(table(args.csv))
+        print(table(args.csv, args.label))
 
 
 if __name__ == "__main__":

@@ -113,13 +113,15 @@ def run(args: argparse.Namespace) -> None:
                                                           "shd")}), flush=True)
 
 
-def table(path: str, versions: tuple[str, ...] = ("earlier", "this")) -> str:
+def table(path: str, versions: tuple[str, ...] = ("earlier", "this"),
+          first: str = "family") -> str:
     """Per family and version with a route: fits, route taken, taken and worse / better
     (SHD against the version ``without`` on the same data), mean SHD of both, and the
-    fits the version without the route flags that this version leaves silent."""
+    fits the version without the route flags that this version leaves silent (``first``:
+    the first column's name)."""
     df = pd.read_csv(path)
     base = df[df.version == "without"].set_index(["family", "seed"])
-    lines = ["| family | version | fits | route taken | taken, SHD worse | taken, SHD better | "
+    lines = [f"| {first} | version | fits | route taken | taken, SHD worse | taken, SHD better | "
              "mean SHD | mean SHD without | flagged without | silent where flagged without |",
              "|---" * 10 + "|"]
     for family in [f for f in FAMILIES if f in set(df.family)]:
@@ -151,11 +153,12 @@ def main(argv=None) -> None:
     r.add_argument("--out", required=True)
     t = sub.add_parser("table")
     t.add_argument("csv")
+    t.add_argument("--first", default="family", help="the first column's name")
     args = ap.parse_args(argv)
     if args.command == "run":
         run(args)
     else:
-        print(table(args.csv))
+        print(table(args.csv, first=args.first))
 
 
 if __name__ == "__main__":
