@@ -58,7 +58,10 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
         the probability that the edge is in the true graph (pairs without an
         edge are not added). Node attributes: ``position``
         (index in the estimator's matrices), ``noise_scales`` and
-        ``intercepts`` (lists over environments). Graph attributes:
+        ``intercepts`` (lists over environments) and ``changed_mechanisms``
+        (list over environments: the node's mechanism there differs from the
+        reference environment's, ``changed_mechanisms_``; absent for a model
+        file written before that attribute). Graph attributes:
         ``environments`` (labels) and ``n_environments``.
 
     Notes
@@ -72,12 +75,15 @@ def to_networkx(model, names: Sequence[str] | None = None, environment=None) -> 
     labels = list(est.environment_labels_)
     k_sel = None if environment is None else environment_index(est, environment)
     g = nx.DiGraph(environments=labels, n_environments=len(labels))
+    changed = getattr(est, "changed_mechanisms_", None)
     for i, name in enumerate(names):
         attrs = {
             "position": i,
             "noise_scales": [float(s[i]) for s in est.noise_scales_],
             "intercepts": [float(m[i]) for m in est.intercepts_],
         }
+        if changed is not None:
+            attrs["changed_mechanisms"] = [bool(c) for c in changed[:, i]]
         if k_sel is not None:
             attrs["noise_scale"] = attrs["noise_scales"][k_sel]
             attrs["intercept"] = attrs["intercepts"][k_sel]

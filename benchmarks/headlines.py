@@ -684,6 +684,47 @@ def zoo_table(rows: Rows) -> dict:
     return markdown_rows(zoo.summarize(fits), "| family |")
 
 
+SPARSE_ROWS = "benchmarks/results/sparse_changes/peers_320000.csv"
+
+
+def _sparse_frame(rows: Rows):
+    import pandas as pd
+    return pd.read_csv(io.StringIO(rows.text(SPARSE_ROWS)))
+
+
+def sparse_peers_table(rows: Rows) -> dict:
+    """The sparse-changes page's SHD / MCC table, as ``peers_field.py --table`` prints it."""
+    import peers_field
+    return markdown_rows(peers_field.markdown(_sparse_frame(rows)), "| generator |")
+
+
+def sparse_bar_table(rows: Rows) -> dict:
+    import sparse_changes_report
+    return markdown_rows(sparse_changes_report.bar_table(_sparse_frame(rows)), "| generator |")
+
+
+def sparse_change_table(rows: Rows) -> dict:
+    import sparse_changes_report
+    return markdown_rows(sparse_changes_report.change_table(_sparse_frame(rows)),
+                         "| generator |")
+
+
+def sparse_zoo_table(rows: Rows, d: int, name: str | None = None) -> dict:
+    import sparse_changes_zoo
+    path = f"benchmarks/results/sparse_changes/{name or f'zoo_d{d}.csv'}"
+    label = "this version" if name else "route"
+    return markdown_rows(sparse_changes_zoo.table(io.StringIO(rows.text(path)), label),
+                         f"| family, d = {d} |")
+
+
+def sparse_false_table(rows: Rows, seeds: int = 720000, first: str = "family") -> dict:
+    """The sparse-changes page's tables of the families where the route should not be taken."""
+    import sparse_route_false
+    path = f"benchmarks/results/sparse_changes/false_route_{seeds}.csv"
+    text = sparse_route_false.table(io.StringIO(rows.text(path)), first=first)
+    return markdown_rows(text, f"| {first} |", key_columns=2)
+
+
 def peers_table(rows: Rows, path: str) -> dict:
     """The peers page's SHD / MCC table of a run, as ``benchmarks/peers.py`` builds it: per
     workload and method (in the rows' order) the mean corrected SHD and mean MCC of the fits
@@ -1037,7 +1078,21 @@ GIVEN: list[Given] = [
           "the accuracy page's grid, checked there as a table"),
 ]
 
+SPARSE = "docs/results/sparse_changes.md"
+
 TABLES: list[Table] = [
+    Table(SPARSE, "| generator | CREATOR | LiNGCReL |", sparse_peers_table),
+    Table(SPARSE, "| generator | seeds | CREATOR SHD / MCC | best peer |", sparse_bar_table),
+    Table(SPARSE, "| generator | fits | cells right | targets found |", sparse_change_table),
+    Table(SPARSE, "| family | version | fits | route taken |", sparse_false_table,
+          key_columns=2),
+    Table(SPARSE, "| family, seeds 730000 on | version |",
+          lambda r: sparse_false_table(r, 730000, "family, seeds 730000 on"), key_columns=2),
+    Table(SPARSE, "| family, d = 5 | seeds | route taken | mean SHD (this version)",
+          lambda r: sparse_zoo_table(r, 5, "zoo_d5_420000.csv")),
+    Table(SPARSE, "| family, d = 5 | seeds | route taken | mean SHD (route)",
+          lambda r: sparse_zoo_table(r, 5)),
+    Table(SPARSE, "| family, d = 10 |", lambda r: sparse_zoo_table(r, 10)),
     Table(R, "| workload (d, K, setting) | CREATOR |", _grid_words, all_rows=False),
     Table(IDX, "| workload (d, K, setting) | CREATOR SHD", _grid_words, all_rows=False),
     Table("docs/results/accuracy.md", "| d | K | setting | CREATOR |",

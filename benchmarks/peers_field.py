@@ -15,7 +15,10 @@ except ``multi_node_crl``, whose mixing is square, p = 5):
 
 Every method gets the same data of a (generator, seed); seed s draws its
 data with ``random_state = 50_000 + s`` (the package's and CREATOR's
-generators then give the data of ``benchmarks/peers.py``). A fit that
+generators then give the data of ``benchmarks/peers.py``). With
+``--first-seed S`` the seeds are ``S, ..., S + seeds - 1`` and each is the
+data's ``random_state`` itself (fresh evaluation seeds: ``--first-seed
+300000``). A fit that
 fails or exceeds the time limit is scored as the empty graph with MCC 0
 and counted. CREATOR's rows carry the issue kinds of its verdict and
 whether one of them names the interventional regime.
@@ -28,6 +31,8 @@ Usage::
 
     OMP_NUM_THREADS=1 nice python benchmarks/peers_field.py --seeds 20 \\
         --out benchmarks/results/peers/field_table_20seeds.csv
+    OMP_NUM_THREADS=1 nice python benchmarks/peers_field.py --first-seed 300000 --seeds 20 \\
+        --generators lincd-laplace --out benchmarks/results/sparse_changes/peers.csv
     python benchmarks/peers_field.py --table benchmarks/results/peers/field_table_20seeds.csv
 """
 
@@ -47,7 +52,7 @@ import pandas as pd
 
 from creator_plugin import CREATOR, simulate, simulate_family
 from creator_plugin.benchmark.baselines import METHODS
-from creator_plugin.benchmark.scoring import score
+from creator_plugin.benchmark.scoring import correlation_scores, score
 
 D, P, N = 5, 10, 2000
 
@@ -80,7 +85,9 @@ def fit_creator_with_verdict(X_list, n_latent, random_state):
         m = CREATOR(n_latent, random_state=random_state).fit(X_list)
     quality = m.diagnostics_.get("quality") or {}
     kinds = list(dict.fromkeys(i["kind"] for i in quality.get("issues", [])))
-    info = {"verdict": kinds or ["trusted"]}
+    info = {"verdict": kinds or ["trusted"],
+            "route": m.diagnostics_["mechanism_changes"]["route"],
+            "changed": m.changed_mechanisms_.astype(int).tolist()}
     if "regime" in quality.get("checks", {}):
         info["methods"] = quality["checks"]["regime"]["methods"]
     return m.adjacency_matrix_, m.latents_, list(m.causal_order_), info
@@ -114,6 +121,8 @@ def fit_one(fit, sim, seed, time_limit):
         adj, lat, order, *info = fit(sim.X, D, seed)
         secs = time.perf_counter() - start
         s = score(sim.adjacency, sim.Y, adj, lat, order)
+        if info and "changed" in info[0] and "targets" in sim.params:
+            info[0]["change_accuracy"] = change_accuracy(sim, adj, lat, info[0]["changed"])
         row.update(status="ok", seconds=secs, shd=s["shd_corr"], mcc=s["mcc"],
                    n_est_edges=s["n_est_edges"],
                    info=json.dumps(info[0], default=str) if info else "", error="")
@@ -130,7 +139,32 @@ def fit_one(fit, sim, seed, time_limit):
     return row
 
 
-def run(generators, methods, seeds, out: Path, time_limit: float) -> None:
+def change_accuracy(sim, adjacency, latents, changed) -> dict:
+    """``changed_mechanisms_`` against the generator's targets, after the latents' matching.
+
+    The reference is environment 0 (the observational one of the generators that
+    have one). Returns the non-reference cells right and their number, and the
+    true targets found and their number.
+    """
+    changed = np.asarray(changed, dtype=bool)
+    truth = np.zeros_like(changed)
+    for k, targets in enumerate(sim.params["targets"]):
+        truth[k, targets] = True
+    match = correlation_scores(sim.adjacency, sim.Y, adjacency, latents)["matching"]
+    est = np.zeros_like(changed)
+    for e, t in match:
+        est[:, t] = changed[:, e]
+    est, truth = est[1:], truth[1:]
+    return {"cells_right": int((est == truth).sum()), "cells": int(truth.size),
+            "targets_found": int((est & truth).sum()), "targets": int(truth.sum())}
+
+
+def run(generators, methods, seeds, out: Path, time_limit: float,
+        offset: int = 50_000) -> None:
+    """Append the rows of every (generator, seed, method) not yet in ``out``.
+
+    Seed s draws its data with ``random_state = offset + s``.
+    """
     done = set()
     if out.exists():
         old = pd.read_csv(out)
@@ -145,7 +179,7 @@ def run(generators, methods, seeds, out: Path, time_limit: float) -> None:
                 todo = [m for m in methods if (g, m, seed) not in done]
                 if not todo:
                     continue
-                sim = GENERATORS[g](50_000 + seed)
+                sim = GENERATORS[g](offset + seed)
                 for m in todo:
                     row = {"generator": g, "method": m,
                            **fit_one(METHOD_TABLE[m], sim, seed, time_limit)}
@@ -179,7 +213,7 @@ def markdown(df: pd.DataFrame) -> str:
             k = int(bad.get((gen, m), 0))
             if k:
                 txt += f" ({k} failed)"
-            if n[(gen, m)] != 20:
+            if n[(gen, m)] != n.max():
                 txt += f" [{n[(gen, m)]} seeds]"
             cells.append(txt)
         lines.append(f"| `{gen}` | " + " | ".join(cells) + " |")
@@ -221,6 +255,9 @@ def verdict_table(df: pd.DataFrame) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=None,
+                    help="seeds first..first+seeds-1, each the data's random_state "
+                         "(default: seeds 0..seeds-1 drawing with 50000 + seed)")
     ap.add_argument("--generators", nargs="+", default=list(GENERATORS))
     ap.add_argument("--methods", nargs="+", default=list(METHOD_TABLE))
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per fit")
@@ -241,7 +278,11 @@ def main(argv=None) -> None:
     if args.replace and out.exists():
         df = pd.read_csv(out)
         df[~df.method.isin(args.methods)].to_csv(out, index=False)
-    run(args.generators, args.methods, range(args.seeds), out, args.time_limit)
+    if args.first_seed is None:
+        run(args.generators, args.methods, range(args.seeds), out, args.time_limit)
+    else:
+        run(args.generators, args.methods,
+            range(args.first_seed, args.first_seed + args.seeds), out, args.time_limit, 0)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import confidence
+from . import confidence, sparse_changes
 from ._config import ICA_DEFAULTS, FitConfig
 from ._passes import MappedArrays, encode, is_dask, project
 from ._random import as_generator, draw_seed
@@ -39,11 +39,11 @@ from .disentangle import encoder, intersection
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
-from .pruning import PrunedGraph, default_threshold, prune_ordering
+from .pruning import PrunedGraph, default_threshold, prune_ordering, standardised_coefficients
 from .quality import ISSUE_KINDS, assess_fit, order_levels, with_undecided
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
 from .refine.measurement_noise import MeasurementNoise
-from .sem import SEMParameters, feature_moments, sem_parameters
+from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
 from .stability import resample_stability
 
 __all__ = ["ICA_DEFAULTS", "FitConfig", "FitResult", "FitWarning", "OrderingStage",
@@ -115,6 +115,8 @@ class FitResult:
     edge_confidence : ndarray (d, d) or None
         ``[i, j]``: the probability that ``i -> j`` is an edge
         (:mod:`.confidence`; None for the rank rules).
+    changes : creator_plugin.sparse_changes.MechanismChanges or None
+        Which latents' mechanisms differ from the reference environment's.
     """
 
     adjacency: np.ndarray
@@ -132,6 +134,7 @@ class FitResult:
     warnings: list[FitWarning] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
     edge_confidence: np.ndarray | None = None
+    changes: sparse_changes.MechanismChanges | None = None
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,7 @@ def fit_arrays(
     *,
     ordering: OrderingStage | None = None,
     random_state: int | np.random.Generator | None = None,
+    reference: int = 0,
 ) -> FitResult:
     """Run CREATOR's stages on validated arrays.
 
@@ -265,6 +269,9 @@ def fit_arrays(
     random_state : int, Generator or None
         Seeds the ordering step, then the resamples of the verdict's
         stability check, then its randomised checks.
+    reference : int, default=0
+        The reference environment of the mechanism changes
+        (:mod:`creator_plugin.sparse_changes`).
 
     Returns
     -------
@@ -276,11 +283,17 @@ def fit_arrays(
         ordering = order_stage(X_list, config, rng, key=False)  # steps 0-1: reduce, order
     else:
         _resume(ordering, X_list, config, rng)
-    threshold, holder = _threshold(config, K), [ordering]
+    changes = sparse_changes.mechanism_changes(ordering.reduced, ordering.ordering.alphas,
+                                               reference)
+    route = _route(config, changes, ordering)
+    threshold, holder = _threshold(config, K, route), [ordering]
     del ordering  # _models holds the stage only while it needs it
-    model, branches = _models(X_list, config, holder, threshold)  # steps 2-3: prune, disentangle
+    if route == "sparse":  # steps 2-3 for sparse changes (creator_plugin.sparse_changes)
+        model, branches = _sparse_structure(holder.pop(), config, changes, threshold), None
+    else:
+        model, branches = _models(X_list, config, holder, threshold)  # 2-3: prune, disentangle
     red, noise = model.stage.reduction, model.stage.noise
-    evidence, edges = _confidence(model, config, threshold)  # the decisions' uncertainty
+    evidence, edges = _confidence(model, config, threshold, route == "paper")  # uncertainty
     n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
     model = replace(model, stage=None)  # only d x d results from here on: room for the latents
@@ -289,11 +302,13 @@ def fit_arrays(
     sem = sem_parameters(latents, model.graph.adjacency)
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
     diagnostics.update({"edge_confidence": evidence} if evidence else {})
+    diagnostics["mechanism_changes"] = _changes_record(changes, route, latents, model)
     if noise is not None:
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
-    if config.quality:  # step 5: the verdict
+    if config.quality:  # step 5: the verdict (the default's issues unless the check passed)
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
-                                 model.order, config, threshold, rng)
+                                 model.order, config, threshold, rng, reference=reference,
+                                 route_check=diagnostics["mechanism_changes"].get("route_check"))
         if edges is not None:  # named in the summary, never an issue
             verdict = with_undecided(verdict, confidence.undecided_pairs(edges))
         diagnostics["quality"] = verdict.to_dict()
@@ -305,7 +320,7 @@ def fit_arrays(
     return FitResult(
         model.graph.adjacency, model.components, mixing, feature_latent_cov, mean, latents, sem,
         red, model.order, model.entangled, model.graph.tested, model.graph.decisions, found,
-        diagnostics, edges,
+        diagnostics, edges, changes,
     )
 
 
@@ -333,10 +348,21 @@ def _diagnostics(model: _Structure, config: FitConfig, threshold: float, red: Re
     return diagnostics, found
 
 
-def _confidence(model: _Structure, config: FitConfig, threshold: float):
+def _changes_record(changes, route: str, latents, model: _Structure) -> dict:
+    """``diagnostics_["mechanism_changes"]``; on the sparse route, with its route check
+    (does the data confirm what the route's graph rests on?)."""
+    record = {**changes.to_dict(), "route": route}
+    if route == "sparse":
+        record["route_check"] = sparse_changes.route_check(latents, model.graph.adjacency,
+                                                           changes)
+    return record
+
+
+def _confidence(model: _Structure, config: FitConfig, threshold: float,
+                paper_route: bool = True):
     """The evidence of the returned graph's decisions and its edge confidence
-    (:mod:`.confidence`; both None but for the residual rule)."""
-    if config.pruning != "residual":
+    (:mod:`.confidence`; both None but for the residual rule on the paper's route)."""
+    if config.pruning != "residual" or not paper_route:
         return None, None
     stage = model.stage
     evidence = confidence.confidence_record(stage.reduced, stage.noise, model.graph,
@@ -490,22 +516,56 @@ def _models(X_list: list, config: FitConfig, holder: list, threshold: float):
     return order_branches.choose(best, n_branches, refit)
 
 
-def _threshold(config: FitConfig, K: int) -> float:
+def _threshold(config: FitConfig, K: int, route: str = "paper") -> float:
     if config.prune_threshold == "auto":
+        if route == "sparse":
+            return sparse_changes.EDGE_EFFECT_LEVEL
         return default_threshold(config.pruning, K)
     return config.prune_threshold
 
 
+def _route(config: FitConfig, changes, stage: OrderingStage) -> str:
+    """``"sparse"`` when steps 2-3 follow :mod:`creator_plugin.sparse_changes`, else
+    ``"paper"``: sparse changes, the residual rule, no measurement-noise correction."""
+    if (sparse_changes.takes_route(changes) and config.pruning == "residual"
+            and stage.noise is None):
+        return "sparse"
+    return "paper"
+
+
+def _sparse_structure(stage: OrderingStage, config: FitConfig, changes,
+                      effect_level: float) -> _Structure:
+    """Steps 2-3 of the sparse-change route: the graph and the encoder of its latents."""
+    X_red, K = stage.reduced, len(stage.reduced)
+    feature_sd = pooled_sd(MappedArrays(X_red, [stage.ordering.alphas] * K))
+    alphas = stage.ordering.alphas / feature_sd  # unit pooled variance, as the pruning's
+    C = sparse_changes.sparse_disentangling(X_red, alphas, changes)
+    adjacency, decisions = sparse_changes.sparse_pruning(X_red, alphas, C, changes,
+                                                         effect_level)
+    noises, entangled = MappedArrays(X_red, stage.ordering.noise_maps), MappedArrays(
+        X_red, [alphas] * K)
+    B = regression_matrices(noises, entangled)
+    graph = PrunedGraph(adjacency, decisions, standardised_coefficients(B, noises, entangled),
+                        alphas, feature_sd, None, B)
+    components, order, features, _ = encoder(X_red, stage.ordering, stage.reduction, graph, C,
+                                             feature_moments(entangled),
+                                             keep_features=config.keep_features)
+    return _Structure(stage, graph, None, None, components, order, features, None)
+
+
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng):
-    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``)."""
+                   threshold, rng, *, reference: int = 0, route_check: dict | None = None):
+    """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``; on the
+    sparse route, the few-forms issues kept unless ``route_check`` passed)."""
+    sparse_route = False if route_check is None else "confirmed" if route_check[
+        "passed"] else "two forms" if route_check["two_forms"] else "unconfirmed"
     stability = None
     if config.quality_resamples:
         refit_config = config.replace(prune_threshold=threshold, quality=False,
                                       keep_features=False)
 
         def refit(sample, seed):
-            r = fit_arrays(sample, refit_config, random_state=seed)
+            r = fit_arrays(sample, refit_config, random_state=seed, reference=reference)
             return r.adjacency, r.mean, r.components
 
         stability = resample_stability(
@@ -517,6 +577,7 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         pruning=decisions if config.pruning == "residual" else None,
         weak_evidence_level=config.ordering.weak_evidence_level, stability=stability,
         random_state=rng,
+        sparse_route=sparse_route,
         **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
            if config.quality_resamples else {}),
     )

@@ -527,6 +527,25 @@ def environment_labels(environments, n_environments: int) -> list:
     return np.unique(check_labels(environments)).tolist()
 
 
+def reference_position(reference, labels: list) -> int:
+    """The position in ``labels`` (``environment_labels_``) of the reference environment.
+
+    None is the first; a string matches a string label, a number (not a bool) a
+    numeric one. Anything else is a ``ValueError`` naming ``reference`` and the labels.
+    """
+    if reference is None:
+        return 0
+    for k, lab in enumerate(labels):
+        same_kind = (isinstance(lab, str) and isinstance(reference, str)) or (
+            isinstance(lab, numbers.Real) and not isinstance(lab, bool)
+            and isinstance(reference, numbers.Real) and not isinstance(reference, bool))
+        if same_kind and lab == reference:
+            return k
+    shown = labels if len(labels) <= 10 else labels[:10] + ["..."]
+    raise ValueError(f"reference={reference!r} is not one of the environment labels {shown} "
+                     "(environment_labels_).")
+
+
 def check_n_latent(n_latent, n_features: int | None = None) -> int:
     """Validate ``n_latent`` (an integer ``1 <= n_latent <= n_features``)."""
     if isinstance(n_latent, bool) or not isinstance(n_latent, numbers.Integral):

@@ -79,6 +79,7 @@ def _fit(args: argparse.Namespace) -> int:
         raise UserError('--plots needs matplotlib: pip install "creator-plugin[plots]".')
     feats, env, index = read_table(args)
     # Checked before the fit, so a mistake does not cost the fit's time.
+    reference = _reference_label(args.reference, env)
     out = OutputDir(args.out, force=args.force, inputs=[args.data])
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -90,7 +91,7 @@ def _fit(args: argparse.Namespace) -> int:
             model = CREATOR(args.n_latent, quality_resamples=args.quality_resamples,
                             refine="auto" if refine == RefineOptions() else refine,
                             random_state=args.seed).fit(
-                feats, environments=env.to_numpy()
+                feats, environments=env.to_numpy(), reference=reference
             )
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
@@ -99,7 +100,7 @@ def _fit(args: argparse.Namespace) -> int:
         "command": "fit", "data": str(Path(args.data).resolve()), "env_column": args.env_column,
         "index_col": None if index is None else str(index.name),
         "feature_columns": [str(c) for c in feats.columns], "n_latent": args.n_latent,
-        "seed": args.seed, "estimator": model.get_params(),
+        "seed": args.seed, "reference": args.reference, "estimator": model.get_params(),
     }
     with out.write(parameters) as tmp:
         latents = pd.DataFrame(model.transform(feats), columns=names)
@@ -122,6 +123,11 @@ def _fit(args: argparse.Namespace) -> int:
             write_csv(pd.DataFrame(model.edge_confidence_, index=names, columns=names),
                       tmp / "edge_confidence.csv")
             written.append("edge_confidence.csv")
+        write_csv(pd.DataFrame(model.changed_mechanisms_,
+                               index=pd.Index([str(x) for x in model.environment_labels_],
+                                              name="environment"), columns=names),
+                  tmp / "changed_mechanisms.csv")
+        written.append("changed_mechanisms.csv")
         diag = dict(model.diagnostics_)
         diag["latent_names"] = names
         diag["feature_names"] = [str(c) for c in feats.columns]
@@ -156,6 +162,19 @@ def _undecided_report(confidence: np.ndarray, adjacency: np.ndarray, names: list
         kept = "in the graph" if adjacency[i, j] else "not in the graph"
         lines.append(f"  {names[i]} -> {names[j]}: {confidence[i, j]:.2f} ({kept})")
     return "\n".join(lines)
+
+
+def _reference_label(reference: str | None, env):
+    """The environment label ``--reference`` names (labels compared as text), or None."""
+    if reference is None:
+        return None
+    labels = list(dict.fromkeys(env.to_numpy().tolist()))
+    found = [lab for lab in labels if str(lab) == reference]
+    if not found:
+        shown = ", ".join(map(str, labels[:10])) + (", ..." if len(labels) > 10 else "")
+        raise UserError(f"--reference {reference!r} is not a label of the environment column "
+                        f"(its labels: {shown}).")
+    return found[0]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -277,6 +296,9 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="replace an existing output directory, only if creator wrote it and "
                           "it holds nothing else")
     fit.add_argument("--seed", type=_int_at_least(0), default=0, help="random_state of the fit")
+    fit.add_argument("--reference", default=None, metavar="LABEL",
+                     help="environment the mechanism changes are read against "
+                          "(changed_mechanisms.csv; default: the first label in sorted order)")
     fit.add_argument("--quality-resamples", type=_int_at_least(0), default=0, metavar="B",
                      help="also refit on B bootstrap resamples and warn when the graph does "
                           "not hold (the verdict's resampling check; 4-8 is enough)")

@@ -30,6 +30,7 @@ from ._validation import (
     environment_labels,
     feature_names,
     input_columns,
+    reference_position,
     split_environment_column,
 )
 from .dimension import select_n_latent
@@ -147,9 +148,9 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         the probability of every edge, from this fit (residual pruning;
         :mod:`creator_plugin.confidence`).
     latents_ : list of ndarray (n_k, d)
-        Features per environment (``transform(X_list[k])``); ``noise_`` the
-        exogenous noises, ``weights_``, ``noise_scales_`` and ``intercepts_``
-        the SEM per environment.
+        Features per environment (``transform(X_list[k])``); ``noise_`` the exogenous noises,
+        ``weights_``, ``noise_scales_`` and ``intercepts_`` the SEM per environment, and
+        ``changed_mechanisms_[k, i]`` whether latent i's in k differs from ``fit``'s ``reference``.
     components_ : ndarray (d, p)
         Encoder ``latent = components_ @ (x - mean_)``; ``mixing_`` the
         decoder, ``feature_sd_`` and ``feature_latent_cov_`` the loadings' parts.
@@ -332,7 +333,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             standardize=False, random_state=random_state,
         )
 
-    def fit(self, X, y=None, *, environments=None) -> CREATOR:
+    def fit(self, X, y=None, *, environments=None, reference=None) -> CREATOR:
         """Fit CREATOR to multi-environment data.
 
         Parameters
@@ -353,6 +354,11 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             Environment label of each row when ``X`` is a single array; when
             ``X`` is a DataFrame, the name of its column of labels (the
             other columns are the measurements).
+        reference : label, optional
+            The reference environment of ``changed_mechanisms_`` (for an
+            interventional design, the observational one): a label of
+            ``environments`` (or a position of the list ``X``). Default: the
+            first of ``environment_labels_``.
 
         Returns
         -------
@@ -365,6 +371,8 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
         X, environments = split_environment_column(X, environments)
         X_list = check_environments(X, environments, n_latent=None if auto else self.n_latent)
         names, columns = feature_names(X), input_columns(X)
+        labels = environment_labels(environments, len(X_list))
+        position = reference_position(reference, labels)  # checked before the fit's time
         selection = None
         if auto:
             selection = select_n_latent(
@@ -377,11 +385,12 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
                 "arrays set quality_resamples=0 and run creator_plugin.bootstrap under a Dask "
                 "backend instead.")
         config = FitConfig.from_estimator(self, n_latent, check_n_latent=not auto)
-        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state))
+        result = fit_arrays(X_list, config, random_state=as_generator(self.random_state),
+                            reference=position)
         messages = [w.render(names) for w in result.warnings]
         for w, message in zip(result.warnings, messages):
             warnings.warn(message, w.category, stacklevel=2)
-        self.environment_labels_ = environment_labels(environments, len(X_list))
+        self.environment_labels_ = labels
         self.n_environments_ = len(X_list)
         self.n_features_in_ = X_list[0].shape[1]
         self.n_latent_ = n_latent
@@ -405,6 +414,7 @@ class CREATOR(_ListFitTransform, TransformerMixin, BaseEstimator):
             self.edge_confidence_ = result.edge_confidence
         elif hasattr(self, "edge_confidence_"):
             del self.edge_confidence_  # a refit with a rank rule has none
+        self.changed_mechanisms_ = result.changes.changed.copy()
         self.diagnostics_ = {**result.diagnostics, "warnings": messages}
         if selection is not None:
             self.diagnostics_["n_latent_selection"] = selection.to_dict()

@@ -469,6 +469,7 @@ def _check_consistent(model) -> None:
         for k, arr in enumerate(model.latents_):
             _check_float(arr, f"latents_[{k}]", (None, d))
     _check_labels(model.environment_labels_, K)
+    _check_changes(model, K, d)
     names = getattr(model, "feature_names_in_", None)
     if names is not None and (not isinstance(names, np.ndarray) or names.shape != (p,)
                               or not all(isinstance(n, str) for n in names)):
@@ -478,6 +479,18 @@ def _check_consistent(model) -> None:
     if diagnostics is not None and not isinstance(diagnostics, dict):
         raise _Corrupt("diagnostics_ is not a mapping")
     _check_relations(model, d)
+
+
+def _check_changes(model, K: int, d: int) -> None:
+    """``changed_mechanisms_``, when stored (files written before it have none): a (K, d)
+    boolean array."""
+    changed = getattr(model, "changed_mechanisms_", None)
+    if changed is None:
+        return
+    if (not isinstance(changed, np.ndarray) or changed.dtype != bool
+            or changed.shape != (K, d)):
+        raise _Corrupt(f"changed_mechanisms_ is {_describe(changed)}, not a boolean array of "
+                       f"shape {(K, d)}")
 
 
 def _check_relations(model, d: int) -> None:

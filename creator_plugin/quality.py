@@ -831,6 +831,13 @@ ISSUE_KINDS = {
 }
 
 
+#: Added to the few-forms issues of a fit on the route for sparse changes whose check failed.
+ROUTE_NOTE = (
+    " This fit read its graph by the route for sparse changes, which is right only if the "
+    "environments that change a latent remove its incoming edges (hard interventions); the "
+    "data do not confirm that here (diagnostics_['mechanism_changes']['route_check']).")
+
+
 @dataclass(frozen=True)
 class Issue:
     """One reason not to trust a fit.
@@ -904,7 +911,7 @@ def assess_fit(
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
-    random_state=None,
+    random_state=None, sparse_route: bool | str = False,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -967,37 +974,36 @@ def assess_fit(
         :func:`reference_size` (19 from five environments on, 49 for two or three).
     random_state : int, Generator or None
         Seeds the simulated Gaussian reference and the subsamples.
+    sparse_route : bool or {"confirmed", "unconfirmed", "two forms"}, default=False
+        The fit took :mod:`.sparse_changes`' route. True or ``"confirmed"``: its check
+        passed; mechanisms of few forms raise no issue on non-Gaussian data.
+        ``"unconfirmed"``: they are raised as on the paper's route, with what the route
+        assumes; ``"two forms"``: also when its change test reads at most two forms.
 
     Returns
     -------
     Verdict
     """
     rng = np.random.default_rng(random_state)
+    unconfirmed = sparse_route in ("unconfirmed", "two forms")
+    few_forms, sparse_route = sparse_route == "two forms", bool(sparse_route) and not unconfirmed
     K, d = len(latents), latents[0].shape[1]
     default_disagreement, default_condition = order_levels(d)
-    if disagreement_level is None:
-        disagreement_level = default_disagreement
-    if condition_level is None:
-        condition_level = default_condition
+    disagreement_level = default_disagreement if disagreement_level is None else disagreement_level
+    condition_level = default_condition if condition_level is None else condition_level
     issues, checks = [], {}
     checks["levels"] = {
         "alpha": alpha, "disagreement_level": disagreement_level,
         "condition_level": condition_level, "weak_evidence_level": weak_evidence_level,
         "weak_effects_level": weak_effects_level, "instability_level": instability_level,
     }
-    if n_simulations is None:
-        n_simulations = reference_size(K, alpha)
+    n_simulations = reference_size(K, alpha) if n_simulations is None else n_simulations
     gauss = checks["gaussianity"] = gaussianity_test(
         latents, n_simulations=n_simulations, random_state=rng)
-    if gauss["p_value"] > alpha:
-        issues.append(Issue("not_identifiable", (
-            f"The data are indistinguishable from Gaussian (p = {gauss['p_value']:.2g}): "
-            "CREATOR needs non-Gaussian noise, so the order, graph and features are not "
-            "identified. Collect data whose noise is non-Gaussian, or do not interpret "
-            "the graph.")))
+    issues += _gaussian_issues(gauss["p_value"], alpha)
     moments = _latent_moments(latents)  # one pass over the rows for three checks
     issues += _heterogeneity_issues(latents, checks, moments, pruning, alpha,
-                                    weak_effects_level, rng)
+                                    weak_effects_level, rng, sparse_route, few_forms)
     issues += _mean_shift_issues(latents, checks, moments, mean_shift_level)
     issues += _order_issues(latents, checks, moments, ordering_steps, disagreement_level,
                             condition_level, weak_evidence_level, rng)
@@ -1005,10 +1011,27 @@ def assess_fit(
         issues += _n_latent_issues(X, d, checks, alpha, rng)
     if stability is not None:
         issues += _stability_issues(stability, checks, instability_level)
-    issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d)
-    verdict = Verdict(issues, checks)
+    issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d,
+                             sparse_route, few_forms)
+    verdict = Verdict(_with_route_note(issues) if unconfirmed else issues, checks)
     verdict.summary = _summary(verdict)
     return verdict
+
+
+def _gaussian_issues(p_value: float, alpha: float) -> list[Issue]:
+    """:func:`assess_fit`'s issue for latents indistinguishable from Gaussian."""
+    if p_value <= alpha:
+        return []
+    return [Issue("not_identifiable", (
+        f"The data are indistinguishable from Gaussian (p = {p_value:.2g}): CREATOR needs "
+        "non-Gaussian noise, so the order, graph and features are not identified. Collect "
+        "data whose noise is non-Gaussian, or do not interpret the graph."))]
+
+
+def _with_route_note(issues: list[Issue]) -> list[Issue]:
+    """The few-forms issues of an unconfirmed sparse route, with :data:`ROUTE_NOTE`."""
+    return [Issue(i.kind, i.message + ROUTE_NOTE) if i.kind in (
+        "invariant_mechanisms", "interventional_regime") else i for i in issues]
 
 
 def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) -> list[Issue]:
@@ -1025,13 +1048,16 @@ def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) 
 
 
 def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
-                   d: int) -> list[Issue]:
+                   d: int, sparse_route: bool = False, few_forms: bool = False) -> list[Issue]:
     """:func:`assess_fit`'s reading of which environments intervene on which latents
     (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
-    (``doubted``) or whose mechanisms take few forms."""
+    (``doubted``) or whose mechanisms take few forms; on non-Gaussian data, none for a fit
+    on the route for sparse changes (which reads the graph from those few forms)."""
+    if sparse_route and not gaussian:
+        return []
     mech = checks.get("mechanisms")
-    if mech is None or not (gaussian or doubted or (mech["few_regimes"]
-                                                    and not mech["independent_latents"])):
+    if mech is None or not (gaussian or doubted or few_forms or (
+            mech["few_regimes"] and not mech["independent_latents"])):
         return []
     from .regime import interventional_regime, regime_message
 
@@ -1044,7 +1070,8 @@ def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
 
 
 def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
-                          weak_effects_level: float, rng) -> list[Issue]:
+                          weak_effects_level: float, rng, sparse_route: bool = False,
+                          few_forms: bool = False) -> list[Issue]:
     """:func:`assess_fit`'s checks of the environments' differences and of the effects' sizes."""
     K = len(latents)
     issues = []
@@ -1064,7 +1091,7 @@ def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
                 "environment produce: CREATOR cannot see such edges, so the empty graph is "
                 "not evidence of no effect. The graph is identified only when the weights "
                 "change across environments.")))
-        elif mech["few_regimes"]:
+        elif mech["few_regimes"] and not sparse_route:
             issues.append(Issue("invariant_mechanisms", (
                 f"Every latent's mechanism takes at most two distinct forms across the "
                 f"{K} environments (distinct forms per latent: {mech['regimes']}), as under "
@@ -1072,6 +1099,13 @@ def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
                 "changes across |parents| + 1 environments, so edges into nodes with two or "
                 "more parents can be missed. Methods built for interventional data fit such "
                 "data better.")))
+        elif few_forms:
+            issues.append(Issue("invariant_mechanisms", (
+                f"The change test reads every latent's mechanism as changing in at most one "
+                f"of the {K} environments (at most two distinct forms), as under single-node "
+                "interventions. A node is identified only when its mechanism changes across "
+                "|parents| + 1 environments, so edges into nodes with two or more parents can "
+                "be missed. Methods built for interventional data fit such data better.")))
         if pruning and not mech["independent_latents"]:
             strength = checks["effect_strength"] = effect_strength(pruning)
             if strength["ratio"] < weak_effects_level:

@@ -1,0 +1,174 @@
+"""Nothing lost: the route for sparse changes on the zoo's bar families.
+
+Every bar family of ``benchmarks/zoo.py`` (:data:`zoo.BAR_FAMILIES`, K = d,
+n = 2000 per environment, the package's simulator) is fitted with CREATOR's
+defaults by the package on the path. A row records whether the fit took the
+route for sparse changes (``diagnostics_["mechanism_changes"]["route"]``),
+its SHD and whether its order is correct. Where the route was not taken the
+fit is the paper route's, the same to the bit as the version without the
+route (``tests/test_refactor_identity.py``); where it was, the same data are
+fitted again by the other version, ``--baseline`` (a checkout of the package
+without the route, run in a subprocess), and that row is written beside it.
+
+Usage (fresh seeds; ``/tmp/main`` a worktree of the version without the route)::
+
+    OMP_NUM_THREADS=1 nice python benchmarks/sparse_changes_zoo.py run --d 5 \\
+        --first-seed 400000 --seeds 100 --baseline /tmp/main \\
+        --out benchmarks/results/sparse_changes/zoo_d5.csv
+    python benchmarks/sparse_changes_zoo.py table benchmarks/results/sparse_changes/zoo_d5.csv
+
+Or both versions on every data set, one run each (``--version without`` with
+the version without the route on ``PYTHONPATH``)::
+
+    PYTHONPATH=. python benchmarks/sparse_changes_zoo.py run --d 5 --first-seed 420000 \\
+        --seeds 100 --out rows.csv
+    PYTHONPATH=/tmp/main python benchmarks/sparse_changes_zoo.py run --version without \\
+        --d 5 --first-seed 420000 --seeds 100 --out rows.csv
+
+Rows are appended as each fit finishes; a rerun skips the (version, family,
+seed) rows already there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zoo  # noqa: E402
+
+from creator_plugin.benchmark.scoring import score  # noqa: E402
+
+N = 2000
+COLUMNS = ["version", "family", "d", "seed", "status", "route", "shd", "correct_order",
+           "seconds", "error"]
+
+
+def fit_row(family: str, d: int, seed: int, version: str) -> dict:
+    """One fit of CREATOR's defaults on the zoo's data of (family, seed), scored."""
+    X, A, Y = zoo.data_of("package", family, d, d, N, seed)
+    row = {"version": version, "family": family, "d": d, "seed": seed, "error": ""}
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = zoo.estimator(d, random_state=seed).fit(X)
+    except Exception as exc:  # a crash is a result
+        return {**row, "status": "failed", "route": "", "shd": "", "correct_order": "",
+                "seconds": time.perf_counter() - start, "error": f"{type(exc).__name__}: {exc}"}
+    s = score(A, Y, model.adjacency_matrix_, model.latents_, model.causal_order_)
+    route = model.diagnostics_.get("mechanism_changes", {}).get("route", "")
+    return {**row, "status": "ok", "route": route, "shd": int(s["shd"]),
+            "correct_order": bool(s["correct_order"]), "seconds": time.perf_counter() - start}
+
+
+def baseline_row(baseline: str, family: str, d: int, seed: int) -> dict:
+    """:func:`fit_row` by the package of the checkout ``baseline`` (a subprocess)."""
+    env = {**os.environ, "PYTHONPATH": baseline}
+    out = subprocess.run(
+        [sys.executable, __file__, "one", "--family", family, "--d", str(d), "--seed",
+         str(seed)], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        old = pd.read_csv(out)
+        done = set(zip(old.version, old.family, old.seed))
+    new = not out.exists()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, COLUMNS)
+        if new:
+            writer.writeheader()
+        for seed in range(args.first_seed, args.first_seed + args.seeds):  # seed-major
+            for fam in args.families or zoo.BAR_FAMILIES:
+                if (args.version, fam, seed) in done:
+                    continue
+                rows = [fit_row(fam, args.d, seed, args.version)]
+                if rows[0]["route"] == "sparse" and args.baseline:
+                    rows.append(baseline_row(args.baseline, fam, args.d, seed))
+                for row in rows:
+                    writer.writerow(row)
+                    print(json.dumps({k: row[k] for k in ("version", "family", "seed", "route",
+                                                          "shd")}), flush=True)
+                fh.flush()
+
+
+def table(path: str, label: str = "route") -> str:
+    """Per family: seeds, route taken, mean SHD and correct-order rate of both versions
+    (``label``: the column name of the version with the route)."""
+    df = pd.read_csv(path)
+    d = int(df.d.iloc[0])
+    lines = [f"| family, d = {d} | seeds | route taken | mean SHD ({label}) | mean SHD (without) "
+             f"| correct order ({label}) | correct order (without) |", "|---" * 7 + "|"]
+    if df.empty:
+        return "\n".join(lines)
+    for fam in [f for f in zoo.BAR_FAMILIES if f in set(df.family)]:
+        ours = df[(df.family == fam) & (df.version == "route")].set_index("seed")
+        if ours.empty:
+            continue
+        base = df[(df.family == fam) & (df.version == "without")].set_index("seed")
+        ok = ours[ours.status == "ok"]
+        taken = ok.route == "sparse"
+        # where the route is not taken the version without it fits the same (identity tests)
+        shd_b = ok.shd.astype(float).copy()
+        order_b = ok.correct_order.astype(bool).copy()
+        for s in ok.index[taken] if base.empty else ok.index:  # a "without" row wherever run
+            if s in base.index:
+                shd_b[s] = float(base.shd[s])
+                order_b[s] = bool(base.correct_order[s] in (True, "True"))
+        failed = int((ours.status != "ok").sum())
+        lines.append(
+            f"| {fam} | {len(ok)}{f' (+{failed} failed)' if failed else ''} | {int(taken.sum())}"
+            f" | {ok.shd.astype(float).mean():.2f} | {shd_b.mean():.2f} "
+            f"| {np.mean(ok.correct_order.astype(bool)):.2f} | {order_b.mean():.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--d", type=int, default=5)
+    r.add_argument("--first-seed", type=int, default=400000)
+    r.add_argument("--seeds", type=int, default=100)
+    r.add_argument("--baseline", default=None,
+                   help="checkout of the package without the route (its PYTHONPATH), fitted "
+                        "where the route is taken")
+    r.add_argument("--version", default="route", choices=["route", "without"],
+                   help="label of the package on the path (run twice, once per version, to "
+                        "fit both on every data set)")
+    r.add_argument("--out", required=True)
+    r.add_argument("--families", nargs="+", choices=zoo.BAR_FAMILIES, default=None,
+                   help="a subset of the bar families (default: all)")
+    o = sub.add_parser("one", help="one fit, printed as a JSON row (the baseline's subprocess)")
+    o.add_argument("--family", required=True)
+    o.add_argument("--d", type=int, required=True)
+    o.add_argument("--seed", type=int, required=True)
+    t = sub.add_parser("table")
+    t.add_argument("csv")
+    t.add_argument("--label", default="route", help="column name of the version with the route")
+    args = ap.parse_args(argv)
+    if args.command == "run":
+        run(args)
+    elif args.command == "one":
+        print(json.dumps(fit_row(args.family, args.d, args.seed, "without"), default=str))
+    else:
+        print(table(args.csv, args.label))
+
+
+if __name__ == "__main__":
+    main()
