@@ -1029,12 +1029,12 @@ def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
     (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
     (``doubted``) or whose mechanisms take few forms."""
     mech = checks.get("mechanisms")
-    if mech is None or not (gaussian or doubted or (mech["few_regimes"]
-                                                    and not mech["independent_latents"])):
+    if mech is None:
         return []
     from .regime import interventional_regime, regime_message
 
-    regime = interventional_regime(moments, gaussian=gaussian)
+    regime = interventional_regime(moments, gaussian=gaussian, doubted=gaussian or doubted or (
+        mech["few_regimes"] and not mech["independent_latents"]))
     if regime is None:
         return []
     text, regime["methods"] = regime_message(regime, d)
