@@ -59,3 +59,25 @@ def test_environments_that_clamp_latents_are_refused_with_the_regime_named():
     with pytest.raises(ValueError, match=r"4 of the 4 environments vary in fewer than 4 "
                                          r"directions.*rank 1.*clamp latents.*Multi-Node-CRL"):
         CREATOR(4).fit(sim.X)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("generator, seed", [("lincd", 50004), ("lincd", 50005),
+                                             ("umni_crl", 50005), ("umni_crl", 50019)])
+def test_fits_the_verdict_trusted_or_missed_before_now_name_the_regime(generator, seed):
+    """CREATOR fits (d = 5, 2000 rows) that carried no regime issue at d6b3ff1."""
+    sim = simulate_family(generator, 5, None, 2000, n_features=10, random_state=seed,
+                          noise="laplace")
+    model = CREATOR(5, random_state=seed % 10000).fit(sim.X)
+    quality = model.diagnostics_["quality"]
+    assert "interventional_regime" in [i["kind"] for i in quality["issues"]]
+    assert "UMNI-CRL (hard)" in quality["checks"]["regime"]["methods"]
+
+
+@pytest.mark.slow
+def test_creators_own_fits_stay_unflagged():
+    for seed in (50000, 50016):  # 50016: the lowest changed share of the tuning seeds
+        sim = simulate(5, 6, 2000, n_features=10, random_state=seed)
+        model = CREATOR(5, random_state=seed % 10000).fit(sim.X)
+        assert "interventional_regime" not in [
+            i["kind"] for i in model.diagnostics_["quality"]["issues"]]
