@@ -1026,8 +1026,9 @@ def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) 
 def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
                    d: int) -> list[Issue]:
     """:func:`assess_fit`'s reading of which environments intervene on which latents
-    (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
-    (``doubted``) or whose mechanisms take few forms."""
+    (:mod:`creator_plugin.regime`), for fits whose environments differ; the
+    precision reading alone is the fallback for fits that are Gaussian, already
+    doubted (``doubted``) or whose mechanisms take few forms."""
     mech = checks.get("mechanisms")
     if mech is None:
         return []

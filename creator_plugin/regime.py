@@ -8,7 +8,7 @@ a few latents only. CREATOR assumes that every mechanism changes. When a
 fit's latents show the first pattern, the verdict says so, names the
 environments' apparent targets and the methods whose assumptions fit.
 
-Two readings, one per kind of data:
+Three readings:
 
 * **Non-Gaussian data** (CREATOR's latents are identified): for every
   latent, in causal order, and every environment the mechanism row
