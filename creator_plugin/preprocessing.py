@@ -193,7 +193,7 @@ def reduce_environments(
     projection = loadings / np.sqrt(eigvals[:d])
 
     X_red = project(X_list, moments.means, projection / scale[:, None])
-    _check_environment_ranks(X_red, n_latent)
+    _check_environment_ranks(X_red, n_latent, X_list)
     keep = np.setdiff1d(np.arange(unit.size), ignored)
     if keep.size <= d:
         unrelated = np.array([], dtype=int)
@@ -253,7 +253,8 @@ def _pooled_spectrum(X_list: list, moments, scale: np.ndarray, d: int, rank_tol,
     return eigvals / n_total, loadings, None, vt
 
 
-def _check_environment_ranks(X_red: list[np.ndarray], n_latent: int) -> None:
+def _check_environment_ranks(X_red: list[np.ndarray], n_latent: int,
+                             X_list: list[np.ndarray] | None = None) -> None:
     """A ``ValueError`` naming the first environment whose reduced data are rank deficient."""
     for k, xr in enumerate(X_red):
         ev = np.linalg.eigvalsh(xr.T @ xr)
@@ -265,7 +266,36 @@ def _check_environment_ranks(X_red: list[np.ndarray], n_latent: int) -> None:
                 f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
                 f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
                 + _dominant_row_note(X_red)
+                + (_clamped_note(X_list, n_latent) if X_list is not None else "")
             )
+
+
+def _clamped_note(X_list: list[np.ndarray], n_latent: int, tol: float = 1e-12) -> str:
+    """A sentence naming the environments whose data span fewer than ``n_latent`` directions.
+
+    Ranks are read in each environment's own centred data (singular values
+    above ``tol`` times its largest: exact degeneracy, not a scale lost in
+    the pooled coordinates). Interventions that clamp latents to constants
+    produce such environments: one that clamps m latents varies in
+    ``n_latent - m`` directions.
+    """
+    ranks = []
+    for x in X_list:
+        x = np.asarray(x, dtype=float)
+        sv = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
+        ranks.append(int(np.sum(sv > tol * max(sv[0], 1e-300))) if sv.size else 0)
+    low = [k for k, r in enumerate(ranks) if r < n_latent]
+    if not low:
+        return ""
+    which = ", ".join(f"X_list[{k}]: rank {ranks[k]}" for k in low)
+    return (f" {len(low)} of the {len(X_list)} environments vary in fewer than {n_latent} "
+            f"directions ({which}). If the environments are interventions, that is what "
+            "interventions that clamp latents to constants produce (an environment that "
+            f"clamps m latents varies in {n_latent} - m directions). CREATOR and creator "
+            "bench's interventional methods (LinCD, LSCALE-I, UMNI-CRL: an observational "
+            "environment plus interventions that leave every latent varying) do not fit "
+            "such data; methods built for clamped multi-node interventions (Multi-Node-CRL, "
+            "Bing et al. 2024) do, and they are not part of this package.")
 
 
 def _check_magnitudes(magnitude: np.ndarray) -> None:

@@ -1050,18 +1050,21 @@ def _mean_shift_issues(latents, checks: dict, moments, mean_shift_level: float) 
 def _regime_issues(checks: dict, moments, gaussian: bool, doubted: bool,
                    d: int, sparse_route: bool = False, few_forms: bool = False) -> list[Issue]:
     """:func:`assess_fit`'s reading of which environments intervene on which latents
-    (:mod:`creator_plugin.regime`), for fits that are Gaussian, already doubted
-    (``doubted``) or whose mechanisms take few forms; on non-Gaussian data, none for a fit
-    on the route for sparse changes (which reads the graph from those few forms)."""
+    (:mod:`creator_plugin.regime`), for fits whose environments differ; the
+    precision reading alone is the fallback for fits that are Gaussian, already
+    doubted (``doubted``) or whose mechanisms take few forms; on non-Gaussian data, none
+    for a fit on the route for sparse changes (which reads the graph from those few
+    forms)."""
     if sparse_route and not gaussian:
         return []
     mech = checks.get("mechanisms")
-    if mech is None or not (gaussian or doubted or few_forms or (
-            mech["few_regimes"] and not mech["independent_latents"])):
+    if mech is None:
         return []
     from .regime import interventional_regime, regime_message
 
-    regime = interventional_regime(moments, gaussian=gaussian)
+    regime = interventional_regime(moments, gaussian=gaussian, doubted=(
+        gaussian or doubted or few_forms
+        or (mech["few_regimes"] and not mech["independent_latents"])))
     if regime is None:
         return []
     text, regime["methods"] = regime_message(regime, d)
