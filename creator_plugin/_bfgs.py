@@ -17,7 +17,9 @@ pass over half the matrix per product or update and no ``N x N``
 temporaries (at d = 100 a polish's matrix is 800 MB). The loop is SciPy's
 BFGS loop (same first step, stopping rules and result fields) with SciPy's
 public strong-Wolfe line search (``scipy.optimize.line_search``, with BFGS's
-constants). Below that size it is SciPy's ``minimize`` itself.
+constants). Below that size it is SciPy's ``minimize`` itself, handed the
+value and the gradient as two callables (:class:`SplitObjective`: the same
+iterates as ``jac=True``, one wrapper fewer per evaluation).
 
 Why it stays (``benchmarks/optimiser_policy.py``, rows
 ``benchmarks/results/scale/optimisers.csv``, one run, one thread): at d = 40
@@ -35,7 +37,8 @@ import numpy as np
 from scipy import optimize
 from scipy.linalg import blas
 
-__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point"]
+__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point", "SplitObjective",
+           "minimize_split"]
 
 #: :func:`minimize_bfgs` runs its own loop, with the update in rank-two form
 #: in place, from this many variables on (a polish at d >= 16) and SciPy's
@@ -51,6 +54,42 @@ def same_point(x: np.ndarray, y: np.ndarray) -> bool:
     of that question's cost.
     """
     return x.shape == y.shape and bool((x == y).all())
+
+
+class SplitObjective:
+    """``fun(x) -> (value, gradient)`` as the two callables ``minimize`` takes separately.
+
+    ``optimize.minimize(split.value, x0, jac=split.grad, ...)`` runs the
+    iterates of ``optimize.minimize(fun, x0, jac=True, ...)`` to the last bit
+    (the same values and gradients reach the optimiser) with one wrapper
+    fewer per evaluation: ``jac=True`` memoises ``fun`` by copying the point
+    and comparing it twice more, on top of SciPy's own memo. ``grad`` returns
+    the gradient computed with the last value when it is asked at that point
+    (as SciPy does, right after ``value``), and evaluates ``fun`` otherwise.
+    """
+
+    __slots__ = ("fun", "_x", "_grad")
+
+    def __init__(self, fun):
+        self.fun = fun
+        self._x = None
+        self._grad = None
+
+    def value(self, x: np.ndarray) -> float:
+        value, self._grad = self.fun(x)
+        self._x = x  # SciPy hands a fresh copy, not kept by it
+        return value
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        if self._x is None or not same_point(x, self._x):
+            self.value(x)
+        return self._grad
+
+
+def minimize_split(fun, x0: np.ndarray, **kwargs) -> optimize.OptimizeResult:
+    """``optimize.minimize(fun, x0, jac=True, **kwargs)`` through :class:`SplitObjective`."""
+    split = SplitObjective(fun)
+    return optimize.minimize(split.value, x0, jac=split.grad, **kwargs)
 
 
 class _Memo:
@@ -106,7 +145,7 @@ def minimize_bfgs(
         options = {"maxiter": maxiter, "gtol": gtol}
         if hess_inv0 is not None:
             options["hess_inv0"] = hess_inv0
-        return optimize.minimize(fun, x0, jac=True, method="BFGS", options=options)
+        return minimize_split(fun, x0, method="BFGS", options=options)
     memo = _Memo(fun)
     f, fprime = memo.value_at, memo.grad_at
     old_fval = f(x0)
