@@ -126,6 +126,30 @@ def _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval):
     return None if ret[0] is None else ret
 
 
+#: Columns per tile of :func:`_fill_upper`.
+_TILE = 256
+
+
+def _fill_upper(H: np.ndarray) -> None:
+    """Overwrite the upper triangle of the square ``H`` with its lower one, in place.
+
+    The numbers of ``np.tril(H) + np.tril(H, -1).T`` without that form's two
+    ``N x N`` temporaries: one block of ``_TILE`` columns at a time, the
+    lower part of the block copied into the rows above it, then ``0.0``
+    added to every entry, as that sum does (so a ``-0.0`` becomes ``0.0``
+    there too).
+    """
+    N = H.shape[0]
+    for j0 in range(0, N, _TILE):
+        j1 = min(j0 + _TILE, N)
+        tile = H[j0:j1, j0:j1]
+        upper = np.triu_indices(j1 - j0, 1)
+        tile[upper] = tile.T[upper]
+        if j1 < N:
+            H[j0:j1, j1:] = H[j1:, j0:j1].T
+    H += 0.0
+
+
 def minimize_bfgs(
     fun, x0: np.ndarray, *, gtol: float, maxiter: int, hess_inv0: np.ndarray | None = None,
 ) -> optimize.OptimizeResult:
@@ -185,8 +209,7 @@ def minimize_bfgs(
         # H - r (s Hy' + Hy s') + c s s' = H + s a' + a s', a = c s / 2 - r Hy
         a = (0.5 * (rhok * rhok * float(yk @ Hy) + rhok)) * sk - rhok * Hy
         blas.dsyr2(1.0, sk, a, lower=1, a=H, overwrite_a=1)
-    H = np.tril(H)  # the full matrix from its lower triangle
-    H += np.tril(H, -1).T
+    _fill_upper(H)  # the full matrix from its lower triangle, in place
     if warnflag == 2:
         message = "Desired error not necessarily achieved due to precision loss."
     elif k >= maxiter:

@@ -155,3 +155,16 @@ def test_split_objective_evaluates_again_for_a_gradient_elsewhere():
     np.testing.assert_array_equal(split.grad(np.array([3.0, 0.0])), [6.0, 0.0])
     assert len(calls) == 2
 
+
+@pytest.mark.parametrize("N", [1, 2, 255, 256, 257, 600])
+def test_fill_upper_is_the_tril_sum_in_place(N):
+    rng = np.random.default_rng(N)
+    H = np.asfortranarray(rng.normal(size=(N, N)))
+    H[N - 1, 0] = H[0, 0] = -0.0
+    ref = np.tril(H)
+    ref += np.tril(ref, -1).T
+    before = H.ctypes.data
+    bfgs._fill_upper(H)
+    assert H.ctypes.data == before
+    np.testing.assert_array_equal(H, ref)
+    np.testing.assert_array_equal(np.signbit(H), np.signbit(ref))  # -0.0 too
