@@ -26,6 +26,7 @@ from ._passes import row_blocks, scratch_array
 from .independence import ica_consistency_sources
 
 __all__ = [
+    "DESCENT_BLOCK_ELEMENTS",
     "DESCENT_EINSUM_MAX",
     "DESCENT_MAX_ITER",
     "DESCENT_TOL",
@@ -101,6 +102,11 @@ DESCENT_TOL = 1e-4
 #: tests/test_descent.py::test_ill_conditioned_d10_models_are_fitted[1001],
 #: changes with the matrix product under one BLAS thread).
 DESCENT_EINSUM_MAX = 10**6
+
+#: :func:`consistency_descent` descends its starts in blocks whose largest
+#: temporaries hold at most about this many numbers each (16 MB); up to
+#: d = 28 at K = d a first step's starts are one block.
+DESCENT_BLOCK_ELEMENTS = 2**21
 
 
 def consistency_descent(
@@ -192,27 +198,41 @@ def consistency_descent(
         f = 1.0 - np.minimum(c2.max(axis=2), 1.0)
         return Sa, q, closest, f
 
-    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
-    Sa, q, closest, f = evaluate(a)
-    score = f.sum(axis=1)
-    active = np.arange(a.shape[0])
-    for _ in range(max_iter):
-        if not active.size:
-            break
-        x, w = a[active], 1.0 / q[active]
-        Uc = Ut[env[None, :], closest[active]]  # (s, K, d)
-        Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
-        # Half the gradient; it is orthogonal to x (the score is scale-free).
-        g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
-        step = -_solve_each(Q + ridge, g)
-        if range_basis is not None:
-            step = (step @ range_basis) @ range_basis.T
-        slope = np.sum(g * step, axis=1)  # < 0
-        new, new_score, accepted = _backtrack(x, step, score[active], slope, correlations)
-        moved = np.abs(new - x).max(axis=1)
-        a[active], score[active] = new, new_score
+    def descend(a: np.ndarray) -> np.ndarray:
+        """The descent of the starts ``a`` (s, d), in place; their scores."""
         Sa, q, closest, f = evaluate(a)
-        active = active[accepted & (moved >= tol)]
+        score = f.sum(axis=1)
+        active = np.arange(a.shape[0])
+        for _ in range(max_iter):
+            if not active.size:
+                break
+            x, w = a[active], 1.0 / q[active]
+            Uc = Ut[env[None, :], closest[active]]  # (s, K, d)
+            Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
+            # Half the gradient; it is orthogonal to x (the score is scale-free).
+            g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
+            step = -_solve_each(Q + ridge, g)
+            if range_basis is not None:
+                step = (step @ range_basis) @ range_basis.T
+            slope = np.sum(g * step, axis=1)  # < 0
+            new, new_score, accepted = _backtrack(x, step, score[active], slope, correlations)
+            moved = np.abs(new - x).max(axis=1)
+            a[active], score[active] = new, new_score
+            Sa, q, closest, f = evaluate(a)
+            active = active[accepted & (moved >= tol)]
+        return score
+
+    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
+    # Every start descends on its own, so blocks of starts reach each start's
+    # minimum (to rounding: a product of one row is a BLAS matrix-vector
+    # product, which rounds differently); a block's temporaries (s K d,
+    # s K m and s d^2 numbers) stay within DESCENT_BLOCK_ELEMENTS each: all
+    # K m starts of a first step at once would be d^4 numbers per array,
+    # 800 MB at d = 100.
+    block = max(1, DESCENT_BLOCK_ELEMENTS // (K * (d + m) + d * d))
+    score = np.empty(a.shape[0])
+    for lo in range(0, a.shape[0], block):
+        score[lo: lo + block] = descend(a[lo: lo + block])  # a view, descended in place
     # Starts that reach the same minimum must give the same direction, sign
     # included, whichever of them the caller picks: largest entry positive.
     a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]
