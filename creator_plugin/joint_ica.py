@@ -104,8 +104,12 @@ DESCENT_TOL = 1e-4
 DESCENT_EINSUM_MAX = 10**6
 
 #: :func:`consistency_descent` descends its starts in blocks whose largest
-#: temporaries hold at most about this many numbers each (16 MB); up to
-#: d = 28 at K = d a first step's starts are one block.
+#: temporaries (``s K d``, ``s K m`` and ``s d^2`` numbers for s starts) hold
+#: at most about this many numbers each (16 MB): all ``K m`` starts of a
+#: first step at once would be d^4 numbers per array, 800 MB at d = 100.
+#: Every start descends on its own, so blocks reach each start's minimum, to
+#: rounding (a product of one row is a BLAS matrix-vector product, which
+#: rounds differently). Up to d = 28 at K = d a first step is one block.
 DESCENT_BLOCK_ELEMENTS = 2**21
 
 
@@ -128,7 +132,7 @@ def consistency_descent(
     With every environment's closest ICA direction ``a_k`` held, the score
     is ``sum_k a' P_k a / a' S_k a`` (``S_k`` environment k's covariance,
     ``P_k = S_k - u_k u_k'``, ``u_k = S_k a_k / sqrt(a_k' S_k a_k)``). Each
-    iteration, for all starts at once, reassigns the closest directions and
+    iteration, for a block of starts at once, reassigns the closest directions and
     takes a step along ``-(sum_k P_k / a' S_k a)^{-1}`` times the gradient
     (a descent direction: the matrix is positive semi-definite), with
     backtracking until the score decreases, so no start ends worse than it
@@ -198,8 +202,7 @@ def consistency_descent(
         f = 1.0 - np.minimum(c2.max(axis=2), 1.0)
         return Sa, q, closest, f
 
-    def descend(a: np.ndarray) -> np.ndarray:
-        """The descent of the starts ``a`` (s, d), in place; their scores."""
+    def descend(a: np.ndarray) -> np.ndarray:  # starts (s, d) descended in place; scores
         Sa, q, closest, f = evaluate(a)
         score = f.sum(axis=1)
         active = np.arange(a.shape[0])
@@ -223,16 +226,8 @@ def consistency_descent(
         return score
 
     a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
-    # Every start descends on its own, so blocks of starts reach each start's
-    # minimum (to rounding: a product of one row is a BLAS matrix-vector
-    # product, which rounds differently); a block's temporaries (s K d,
-    # s K m and s d^2 numbers) stay within DESCENT_BLOCK_ELEMENTS each: all
-    # K m starts of a first step at once would be d^4 numbers per array,
-    # 800 MB at d = 100.
-    block = max(1, DESCENT_BLOCK_ELEMENTS // (K * (d + m) + d * d))
-    score = np.empty(a.shape[0])
-    for lo in range(0, a.shape[0], block):
-        score[lo: lo + block] = descend(a[lo: lo + block])  # a view, descended in place
+    block = max(1, DESCENT_BLOCK_ELEMENTS // (K * (d + m) + d * d))  # starts per block
+    score = np.concatenate([descend(a[lo: lo + block]) for lo in range(0, max(len(a), 1), block)])
     # Starts that reach the same minimum must give the same direction, sign
     # included, whichever of them the caller picks: largest entry positive.
     a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]
