@@ -17,7 +17,9 @@ pass over half the matrix per product or update and no ``N x N``
 temporaries (at d = 100 a polish's matrix is 800 MB). The loop is SciPy's
 BFGS loop (same first step, stopping rules and result fields) with SciPy's
 public strong-Wolfe line search (``scipy.optimize.line_search``, with BFGS's
-constants). Below that size it is SciPy's ``minimize`` itself.
+constants). Below that size it is SciPy's ``minimize`` itself, handed the
+value and the gradient as two callables (:class:`SplitObjective`: the same
+iterates as ``jac=True``, one wrapper fewer per evaluation).
 
 Why it stays (``benchmarks/optimiser_policy.py``, rows
 ``benchmarks/results/scale/optimisers.csv``, one run, one thread): at d = 40
@@ -35,7 +37,8 @@ import numpy as np
 from scipy import optimize
 from scipy.linalg import blas
 
-__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point"]
+__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point", "SplitObjective",
+           "minimize_split"]
 
 #: :func:`minimize_bfgs` runs its own loop, with the update in rank-two form
 #: in place, from this many variables on (a polish at d >= 16) and SciPy's
@@ -51,6 +54,42 @@ def same_point(x: np.ndarray, y: np.ndarray) -> bool:
     of that question's cost.
     """
     return x.shape == y.shape and bool((x == y).all())
+
+
+class SplitObjective:
+    """``fun(x) -> (value, gradient)`` as the two callables ``minimize`` takes separately.
+
+    ``optimize.minimize(split.value, x0, jac=split.grad, ...)`` runs the
+    iterates of ``optimize.minimize(fun, x0, jac=True, ...)`` to the last bit
+    (the same values and gradients reach the optimiser) with one wrapper
+    fewer per evaluation: ``jac=True`` memoises ``fun`` by copying the point
+    and comparing it twice more, on top of SciPy's own memo. ``grad`` returns
+    the gradient computed with the last value when it is asked at that point
+    (as SciPy does, right after ``value``), and evaluates ``fun`` otherwise.
+    """
+
+    __slots__ = ("fun", "_x", "_grad")
+
+    def __init__(self, fun):
+        self.fun = fun
+        self._x = None
+        self._grad = None
+
+    def value(self, x: np.ndarray) -> float:
+        value, self._grad = self.fun(x)
+        self._x = x  # SciPy hands a fresh copy, not kept by it
+        return value
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        if self._x is None or not same_point(x, self._x):
+            self.value(x)
+        return self._grad
+
+
+def minimize_split(fun, x0: np.ndarray, **kwargs) -> optimize.OptimizeResult:
+    """``optimize.minimize(fun, x0, jac=True, **kwargs)`` through :class:`SplitObjective`."""
+    split = SplitObjective(fun)
+    return optimize.minimize(split.value, x0, jac=split.grad, **kwargs)
 
 
 class _Memo:
@@ -87,6 +126,30 @@ def _line_search(f, fprime, xk, pk, gfk, old_fval, old_old_fval):
     return None if ret[0] is None else ret
 
 
+#: Columns per tile of :func:`_fill_upper`.
+_TILE = 256
+
+
+def _fill_upper(H: np.ndarray) -> None:
+    """Overwrite the upper triangle of the square ``H`` with its lower one, in place.
+
+    The numbers of ``np.tril(H) + np.tril(H, -1).T`` without that form's two
+    ``N x N`` temporaries: one block of ``_TILE`` columns at a time, the
+    lower part of the block copied into the rows above it, then ``0.0``
+    added to every entry, as that sum does (so a ``-0.0`` becomes ``0.0``
+    there too).
+    """
+    N = H.shape[0]
+    for j0 in range(0, N, _TILE):
+        j1 = min(j0 + _TILE, N)
+        tile = H[j0:j1, j0:j1]
+        upper = np.triu_indices(j1 - j0, 1)
+        tile[upper] = tile.T[upper]
+        if j1 < N:
+            H[j0:j1, j1:] = H[j1:, j0:j1].T
+    H += 0.0
+
+
 def minimize_bfgs(
     fun, x0: np.ndarray, *, gtol: float, maxiter: int, hess_inv0: np.ndarray | None = None,
 ) -> optimize.OptimizeResult:
@@ -106,7 +169,7 @@ def minimize_bfgs(
         options = {"maxiter": maxiter, "gtol": gtol}
         if hess_inv0 is not None:
             options["hess_inv0"] = hess_inv0
-        return optimize.minimize(fun, x0, jac=True, method="BFGS", options=options)
+        return minimize_split(fun, x0, method="BFGS", options=options)
     memo = _Memo(fun)
     f, fprime = memo.value_at, memo.grad_at
     old_fval = f(x0)
@@ -146,8 +209,7 @@ def minimize_bfgs(
         # H - r (s Hy' + Hy s') + c s s' = H + s a' + a s', a = c s / 2 - r Hy
         a = (0.5 * (rhok * rhok * float(yk @ Hy) + rhok)) * sk - rhok * Hy
         blas.dsyr2(1.0, sk, a, lower=1, a=H, overwrite_a=1)
-    H = np.tril(H)  # the full matrix from its lower triangle
-    H += np.tril(H, -1).T
+    _fill_upper(H)  # the full matrix from its lower triangle, in place
     if warnflag == 2:
         message = "Desired error not necessarily achieved due to precision loss."
     elif k >= maxiter:

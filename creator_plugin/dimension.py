@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import linalg, optimize, stats
 
+from ._bfgs import minimize_split
 from ._passes import is_dask, row_blocks
 from ._random import as_generator
 from ._validation import check_environments
@@ -405,14 +406,13 @@ def _factor_discrepancy(S: np.ndarray, k: int) -> float:
         scale = np.exp(-0.5 * u)
         theta, vec = np.linalg.eigh(S * (scale[:, None] * scale))
         theta, vec = np.maximum(theta[: p - k], 1e-300), vec[:, : p - k]
-        value = float(np.sum(theta - np.log(theta) - 1.0))
+        value = float((theta - np.log(theta) - 1.0).sum())
         return value, -(vec**2) @ (theta - 1.0)
 
     lo = np.log(_MIN_UNIQUENESS)
     start = np.clip(np.log((1.0 - 0.5 * k / p) / np.diag(np.linalg.inv(S))), lo, 0.0)
-    res = optimize.minimize(objective, start, jac=True, method="L-BFGS-B",
-                            bounds=[(lo, 0.0)] * p,
-                            options={"maxiter": 1000, "ftol": FACTOR_FTOL, "gtol": FACTOR_GTOL})
+    res = minimize_split(objective, start, method="L-BFGS-B", bounds=[(lo, 0.0)] * p,
+                         options={"maxiter": 1000, "ftol": FACTOR_FTOL, "gtol": FACTOR_GTOL})
     return float(res.fun)
 
 

@@ -26,6 +26,7 @@ from ._passes import row_blocks, scratch_array
 from .independence import ica_consistency_sources
 
 __all__ = [
+    "DESCENT_BLOCK_ELEMENTS",
     "DESCENT_EINSUM_MAX",
     "DESCENT_MAX_ITER",
     "DESCENT_TOL",
@@ -102,6 +103,15 @@ DESCENT_TOL = 1e-4
 #: changes with the matrix product under one BLAS thread).
 DESCENT_EINSUM_MAX = 10**6
 
+#: :func:`consistency_descent` descends its starts in blocks whose largest
+#: temporaries (``s K d``, ``s K m`` and ``s d^2`` numbers for s starts) hold
+#: at most about this many numbers each (16 MB): all ``K m`` starts of a
+#: first step at once would be d^4 numbers per array, 800 MB at d = 100.
+#: Every start descends on its own, so blocks reach each start's minimum, to
+#: rounding (a product of one row is a BLAS matrix-vector product, which
+#: rounds differently). Up to d = 28 at K = d a first step is one block.
+DESCENT_BLOCK_ELEMENTS = 2**21
+
 
 def consistency_descent(
     R_list: list[np.ndarray], ica_dirs: list[np.ndarray], starts: np.ndarray, *,
@@ -122,7 +132,7 @@ def consistency_descent(
     With every environment's closest ICA direction ``a_k`` held, the score
     is ``sum_k a' P_k a / a' S_k a`` (``S_k`` environment k's covariance,
     ``P_k = S_k - u_k u_k'``, ``u_k = S_k a_k / sqrt(a_k' S_k a_k)``). Each
-    iteration, for all starts at once, reassigns the closest directions and
+    iteration, for a block of starts at once, reassigns the closest directions and
     takes a step along ``-(sum_k P_k / a' S_k a)^{-1}`` times the gradient
     (a descent direction: the matrix is positive semi-definite), with
     backtracking until the score decreases, so no start ends worse than it
@@ -192,27 +202,32 @@ def consistency_descent(
         f = 1.0 - np.minimum(c2.max(axis=2), 1.0)
         return Sa, q, closest, f
 
-    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
-    Sa, q, closest, f = evaluate(a)
-    score = f.sum(axis=1)
-    active = np.arange(a.shape[0])
-    for _ in range(max_iter):
-        if not active.size:
-            break
-        x, w = a[active], 1.0 / q[active]
-        Uc = Ut[env[None, :], closest[active]]  # (s, K, d)
-        Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
-        # Half the gradient; it is orthogonal to x (the score is scale-free).
-        g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
-        step = -_solve_each(Q + ridge, g)
-        if range_basis is not None:
-            step = (step @ range_basis) @ range_basis.T
-        slope = np.sum(g * step, axis=1)  # < 0
-        new, new_score, accepted = _backtrack(x, step, score[active], slope, correlations)
-        moved = np.abs(new - x).max(axis=1)
-        a[active], score[active] = new, new_score
+    def descend(a: np.ndarray) -> np.ndarray:  # starts (s, d) descended in place; scores
         Sa, q, closest, f = evaluate(a)
-        active = active[accepted & (moved >= tol)]
+        score = f.sum(axis=1)
+        active = np.arange(a.shape[0])
+        for _ in range(max_iter):
+            if not active.size:
+                break
+            x, w = a[active], 1.0 / q[active]
+            Uc = Ut[env[None, :], closest[active]]  # (s, K, d)
+            Q = np.tensordot(w, S, axes=(1, 0)) - np.swapaxes(Uc * w[:, :, None], 1, 2) @ Uc
+            # Half the gradient; it is orthogonal to x (the score is scale-free).
+            g = np.einsum("sij,sj->si", Q, x) - np.einsum("sk,ski->si", w * f[active], Sa[active])
+            step = -_solve_each(Q + ridge, g)
+            if range_basis is not None:
+                step = (step @ range_basis) @ range_basis.T
+            slope = np.sum(g * step, axis=1)  # < 0
+            new, new_score, accepted = _backtrack(x, step, score[active], slope, correlations)
+            moved = np.abs(new - x).max(axis=1)
+            a[active], score[active] = new, new_score
+            Sa, q, closest, f = evaluate(a)
+            active = active[accepted & (moved >= tol)]
+        return score
+
+    a = (starts / np.linalg.norm(starts, axis=0)).T  # (s, d)
+    block = max(1, DESCENT_BLOCK_ELEMENTS // (K * (d + m) + d * d))  # starts per block
+    score = np.concatenate([descend(a[lo: lo + block]) for lo in range(0, max(len(a), 1), block)])
     # Starts that reach the same minimum must give the same direction, sign
     # included, whichever of them the caller picks: largest entry positive.
     a *= np.sign(a[np.arange(a.shape[0]), np.argmax(np.abs(a), axis=1)])[:, None]

@@ -211,15 +211,22 @@ def _distinct_best(
     A candidate counts as the same source as an already picked one when their
     projections have squared pooled correlation ``>= max_corr2``.
     """
-    # Pooled Gram matrix once: every correlation below is a d x d computation.
+    # Pooled Gram matrix once: every correlation below is a d x d computation,
+    # made only for the candidates visited and against the picked ones. (All
+    # pairs of the first step's 2 K m starts would be a 20,000 x 20,000
+    # matrix at d = 100: 3.2 GB, and three temporaries of its size.)
     sigma = sum(R.T @ R for R in R_list)
-    cov = candidates.T @ sigma @ candidates
-    sd = np.sqrt(np.maximum(np.diag(cov), 1e-300))
-    corr2 = (cov / np.outer(sd, sd)) ** 2
     picked: list[int] = []
+    picked_sd: list[float] = []
     for c in np.argsort(scores, kind="stable"):
-        if not picked or corr2[c, picked].max() < max_corr2:
-            picked.append(int(c))
+        a_sigma = candidates[:, c] @ sigma
+        sd = np.sqrt(max(float(a_sigma @ candidates[:, c]), 1e-300))
+        if picked:
+            cov = a_sigma @ candidates[:, picked]
+            if float(((cov / (sd * np.array(picked_sd))) ** 2).max()) >= max_corr2:
+                continue
+        picked.append(int(c))
+        picked_sd.append(sd)
         if len(picked) == n:
             break
     return picked

@@ -125,3 +125,46 @@ def test_same_point_is_array_equal(a, b):
     x, y = np.array(a, dtype=float), np.array(b, dtype=float)
     assert same_point(x, y) == np.array_equal(x, y)
     assert same_point(x, x.copy()) == np.array_equal(x, x.copy())
+
+
+def test_split_objective_runs_jac_true_iterates_bit_for_bit():
+    # L-BFGS-B within bounds (the factor fit's call) and BFGS: the same
+    # iterates, values and counts as minimize(fun, jac=True).
+    fun = _quartic(7)
+    x0 = np.linspace(-1.0, 1.0, 7)
+    for kwargs in ({"method": "L-BFGS-B", "bounds": [(-0.3, 0.2)] * 7,
+                    "options": {"ftol": 1e-12, "gtol": 1e-9, "maxiter": 1000}},
+                   {"method": "BFGS", "options": {"gtol": 1e-9}}):
+        ref = optimize.minimize(fun, x0, jac=True, **kwargs)
+        own = bfgs.minimize_split(fun, x0, **kwargs)
+        np.testing.assert_array_equal(own.x, ref.x)
+        assert (own.fun, own.nit, own.nfev) == (ref.fun, ref.nit, ref.nfev)
+
+
+def test_split_objective_evaluates_again_for_a_gradient_elsewhere():
+    calls = []
+
+    def fun(x):
+        calls.append(x.copy())
+        return float(x @ x), 2 * x
+
+    split = bfgs.SplitObjective(fun)
+    assert split.value(np.array([1.0, 2.0])) == 5.0
+    np.testing.assert_array_equal(split.grad(np.array([1.0, 2.0])), [2.0, 4.0])
+    assert len(calls) == 1  # the gradient at the last point comes with its value
+    np.testing.assert_array_equal(split.grad(np.array([3.0, 0.0])), [6.0, 0.0])
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("N", [1, 2, 255, 256, 257, 600])
+def test_fill_upper_is_the_tril_sum_in_place(N):
+    rng = np.random.default_rng(N)
+    H = np.asfortranarray(rng.normal(size=(N, N)))
+    H[N - 1, 0] = H[0, 0] = -0.0
+    ref = np.tril(H)
+    ref += np.tril(ref, -1).T
+    before = H.ctypes.data
+    bfgs._fill_upper(H)
+    assert H.ctypes.data == before
+    np.testing.assert_array_equal(H, ref)
+    np.testing.assert_array_equal(np.signbit(H), np.signbit(ref))  # -0.0 too

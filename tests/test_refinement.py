@@ -81,6 +81,29 @@ def test_distinct_best_skips_candidates_of_the_same_source():
     assert picked == [3, 2]  # 0 and 1 duplicate 3's source; only two distinct
 
 
+def test_distinct_best_picks_what_the_all_pairs_matrix_picks():
+    # The candidates' correlations are formed one visited candidate at a time;
+    # the picks are those of the full matrix of all pairs (the former form).
+    rng = np.random.default_rng(7)
+    R_list = [rng.standard_normal((200, 5)) * rng.uniform(0.5, 2.0, 5) for _ in range(3)]
+    base = rng.standard_normal((5, 4))
+    cands = np.hstack([base + 0.05 * rng.standard_normal((5, 4)) for _ in range(6)])
+    sigma = sum(R.T @ R for R in R_list)
+    cov = cands.T @ sigma @ cands
+    sd = np.sqrt(np.diag(cov))
+    corr2 = (cov / np.outer(sd, sd)) ** 2
+    for _ in range(5):
+        scores = rng.uniform(size=cands.shape[1])
+        for n in (1, 3, 6):
+            expected = []
+            for c in np.argsort(scores, kind="stable"):
+                if not expected or corr2[c, expected].max() < 0.9:
+                    expected.append(int(c))
+                if len(expected) == n:
+                    break
+            assert _distinct_best(R_list, cands, scores, n) == expected
+
+
 @pytest.mark.slow
 def test_n_refine_zero_keeps_the_raw_winner_and_default_records_refinement():
     sim = simulate(4, 4, 800, random_state=5)

@@ -65,3 +65,22 @@ def test_compare_pairs_the_seeds_both_versions_fitted(tmp_path):
     # seed 2's adjacency the same, no latents the same
     assert table.splitlines()[-1] == ("| 40 | 40 | 5000 | 2 | 95 | 25 | **3.80x** (3.00x) | "
                                       "0.00 / 0.50 | 1 | 1 | 0 |")
+
+
+@pytest.mark.slow
+def test_repeat_records_the_fastest_of_the_fits(tmp_path, monkeypatch):
+    out = tmp_path / "rows.csv"
+    calls = []
+    real = scale_lab.fit_in
+
+    def spy(*args):
+        calls.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(scale_lab, "fit_in", spy)
+    scale_lab.main(["--d", "3", "--n", "300", "--seeds", "2", "--repeat", "3",
+                    "--out", str(out)])
+    row = pd.read_csv(out).iloc[0]
+    assert calls == [3] and row["repeat"] == 3
+    stages = sum(row[f"s_{s}"] for s in scale_lab.STAGE_NAMES)
+    assert stages == pytest.approx(row.cpu, rel=0.05)  # the fastest fit's shares
