@@ -23,6 +23,8 @@ Usage::
     python benchmarks/edge_confidence.py summary ROWS.jsonl [...] --csv OUT.csv \\
         --pairs-csv PAIRS.csv.gz
     python benchmarks/edge_confidence.py timing --d 5 --n 1000 --seeds 30 --repeats 3
+    python benchmarks/edge_confidence.py reliability auto=PAIRS.csv.gz none=PAIRS2.csv.gz \\
+        --csv OUT.csv --figure OUT.png
 
 Rows already in the output file (same simulator, family, d, n, seed and
 refine) are skipped, so an interrupted run resumes.
@@ -306,6 +308,153 @@ def timing(args: argparse.Namespace) -> None:
                       "command": " ".join(sys.argv)}))
 
 
+#: Bin edges of the reliability diagrams: ten equal-width bins of [0, 1].
+BINS = 10
+
+
+def read_pairs(path: str | Path) -> list[dict]:
+    """The ordered pairs of a pairs CSV (``summary --pairs-csv``, plain or gzip-compressed)
+    or of a file of per-fit rows (``run --out``, JSON lines)."""
+    import gzip
+
+    path = Path(path)
+    if ".jsonl" in path.name:
+        return pairs_of(row_files.read_jsonl(path))
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="") as fh:
+        return [{**r, "seed": int(r["seed"]), "truth": int(r["truth"]), "edge": int(r["edge"]),
+                 "c": float(r["c"]), "near": bool(int(r["near"]))} for r in csv.DictReader(fh)]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95 % by default) of a frequency ``k / n``."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def reliability_bins(c: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[dict]:
+    """Per equal-width bin of the confidence: its count, mean confidence, the observed
+    frequency of true edges and that frequency's 95 % Wilson interval (the bins of
+    :func:`ece`; a confidence of exactly 1 falls in the last bin)."""
+    idx = np.minimum((np.asarray(c) * bins).astype(int), bins - 1)
+    out = []
+    for b in range(bins):
+        inside = idx == b
+        n, k = int(inside.sum()), int(np.asarray(y)[inside].sum())
+        lo, hi = wilson(k, n)
+        out.append({"bin": b, "lo": b / bins, "hi": (b + 1) / bins, "count": n,
+                    "mean_confidence": float(np.mean(c[inside])) if n else float("nan"),
+                    "observed_frequency": k / n if n else float("nan"),
+                    "wilson_lo": lo, "wilson_hi": hi})
+    return out
+
+
+def reliability_table(inputs: dict[str, list[dict]]) -> list[dict]:
+    """The binned table of every input (label -> pairs), simulator and family, with the
+    pooled bar families; each row carries its group's ECE."""
+    table = []
+    for label, pairs in inputs.items():
+        for sim in sorted({p["simulator"] for p in pairs}, key=lambda s: (s != "package", s)):
+            sp = [p for p in pairs if p["simulator"] == sim]
+            families = [f for f in (*BAR_FAMILIES, *FLAG_FAMILIES)
+                        if any(p["family"] == f for p in sp)]
+            groups = [(f, [p for p in sp if p["family"] == f]) for f in families]
+            bar = [p for p in sp if p["family"] in BAR_FAMILIES]
+            if bar and len(groups) > 1:
+                groups.append(("pooled bar families", bar))
+            for fam, group in groups:
+                c = np.array([p["c"] for p in group])
+                y = np.array([p["truth"] for p in group])
+                error = ece(c, y)
+                fits = len({(p["family"], p["seed"]) for p in group})
+                for row in reliability_bins(c, y):
+                    table.append({"refine": label, "simulator": sim, "family": fam,
+                                  "fits": fits, "pairs": int(c.size), "ece": error, **row})
+    return table
+
+
+def reliability_figure(table: list[dict], path: str | Path) -> None:
+    """One panel per family: observed frequency of true edges against mean confidence per
+    bin (95 % Wilson intervals), one line per input and simulator, with the bin counts
+    (log scale) beneath."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = list(dict.fromkeys(r["family"] for r in table))
+    families.sort(key=lambda f: f == "pooled bar families")
+    series = list(dict.fromkeys((r["refine"], r["simulator"]) for r in table))
+    cols = min(4, len(families))
+    rows = -(-len(families) // cols)
+    fig = plt.figure(figsize=(3.6 * cols, 4.6 * rows))
+    outer = fig.add_gridspec(rows, cols, hspace=0.3, wspace=0.28)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    width = 1 / BINS / (len(series) + 1)
+    for f, fam in enumerate(families):
+        inner = outer[f // cols, f % cols].subgridspec(2, 1, height_ratios=[3, 1], hspace=0.08)
+        top = fig.add_subplot(inner[0])
+        bottom = fig.add_subplot(inner[1], sharex=top)
+        top.plot([0, 1], [0, 1], ":", color="grey", lw=1)
+        for s, (label, sim) in enumerate(series):
+            sub = [r for r in table if r["family"] == fam and (r["refine"], r["simulator"])
+                   == (label, sim)]
+            if not sub:
+                continue
+            kept = [r for r in sub if r["count"]]
+            x = np.array([r["mean_confidence"] for r in kept])
+            obs = np.array([r["observed_frequency"] for r in kept])
+            err = np.array([[o - r["wilson_lo"], r["wilson_hi"] - o]
+                            for o, r in zip(obs, kept)]).T.clip(min=0)
+            top.errorbar(x, obs, yerr=err, fmt="o-", ms=3.5, lw=1.2, capsize=2,
+                         color=colours[s % len(colours)],
+                         label=f"{label}, {sim} (ECE {sub[0]['ece']:.3f})")
+            bottom.bar([r["lo"] + (s + 0.5) * width for r in sub], [r["count"] for r in sub],
+                       width=width, align="edge", color=colours[s % len(colours)])
+        top.set_xlim(0, 1)
+        top.set_ylim(-0.02, 1.02)
+        top.set_title(fam, fontsize=10)
+        top.legend(fontsize=6.5, loc="upper left")
+        top.tick_params(labelbottom=False)
+        bottom.set_yscale("log")
+        bottom.set_xticks(np.linspace(0, 1, 6))
+        bottom.set_xlabel("confidence (10 equal-width bins)", fontsize=8)
+        if f % cols == 0:
+            top.set_ylabel("observed share of true edges", fontsize=8)
+            bottom.set_ylabel("pairs", fontsize=8)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+def reliability(args: argparse.Namespace) -> None:
+    inputs: dict[str, list[dict]] = {}
+    for spec in args.inputs:
+        label, _, path = spec.rpartition("=")
+        inputs.setdefault(label or Path(path).name.split(".")[0], []).extend(read_pairs(path))
+    table = reliability_table(inputs)
+    fields = list(table[0])
+    for r in table:
+        if r["bin"] == 0:
+            print(f"{r['refine']:>8} {r['simulator']:>12} {r['family']:>20} "
+                  f"fits {r['fits']:>4} pairs {r['pairs']:>6} ECE {r['ece']:.4f}")
+    if args.csv:
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fields + ["command"])
+            w.writeheader()
+            for t in table:
+                w.writerow({**{k: round(v, 5) if isinstance(v, float) else v
+                               for k, v in t.items()}, "command": " ".join(sys.argv)})
+    if args.figure:
+        reliability_figure(table, args.figure)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -337,8 +486,15 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--n", type=int, default=1000)
     t.add_argument("--seeds", type=int, default=30)
     t.add_argument("--repeats", type=int, default=3)
+    g = sub.add_parser("reliability", help="reliability diagrams per family, binned table")
+    g.add_argument("inputs", nargs="+", metavar="[LABEL=]PAIRS",
+                   help="pairs CSV (summary --pairs-csv) or per-fit rows, with a label "
+                        "(e.g. auto=pairs_d5.csv.gz); files with one label are pooled")
+    g.add_argument("--csv", default=None, help="the binned table, with the command")
+    g.add_argument("--figure", default=None, help="the diagrams (PNG)")
     args = parser.parse_args(argv)
-    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing}[args.cmd](args)
+    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing,
+     "reliability": reliability}[args.cmd](args)
 
 
 if __name__ == "__main__":
