@@ -421,6 +421,7 @@ def reliability_figure(table: list[dict], path: str | Path) -> None:
         top.legend(fontsize=6.5, loc="upper left")
         top.tick_params(labelbottom=False)
         bottom.set_yscale("log")
+        bottom.set_ylim(bottom=0.5)  # a bin of one pair shows
         bottom.set_xticks(np.linspace(0, 1, 6))
         bottom.set_xlabel("confidence (10 equal-width bins)", fontsize=8)
         if f % cols == 0:
@@ -439,10 +440,20 @@ def reliability(args: argparse.Namespace) -> None:
         inputs.setdefault(label or Path(path).name.split(".")[0], []).extend(read_pairs(path))
     table = reliability_table(inputs)
     fields = list(table[0])
+    print("refine simulator family fits pairs ECE; per band [0, 0.1) / [0.1, 0.9) / "
+          "[0.9, 1]: pairs, mean confidence, share true")
     for r in table:
         if r["bin"] == 0:
-            print(f"{r['refine']:>8} {r['simulator']:>12} {r['family']:>20} "
-                  f"fits {r['fits']:>4} pairs {r['pairs']:>6} ECE {r['ece']:.4f}")
+            group = [t for t in table if (t["refine"], t["simulator"], t["family"])
+                     == (r["refine"], r["simulator"], r["family"])]
+            bands = []
+            for band in (group[:1], group[1:-1], group[-1:]):
+                n = sum(t["count"] for t in band)
+                mean = sum(t["mean_confidence"] * t["count"] for t in band if t["count"])
+                true = sum(t["observed_frequency"] * t["count"] for t in band if t["count"])
+                bands.append(f"{n} {mean / n:.3f} {true / n:.3f}" if n else "0 - -")
+            print(f"{r['refine']} {r['simulator']} {r['family'].replace(' ', '_')} {r['fits']} "
+                  f"{r['pairs']} {r['ece']:.4f}; " + " / ".join(bands))
     if args.csv:
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
         with open(args.csv, "w", newline="") as fh:
