@@ -118,8 +118,9 @@ def smoke_command(command: str) -> str:
     ``outlier_anatomy.py``) become one seed; ``--n``/``--ns`` at most 300 rows,
     ``--d`` at most 10 (5 for ``speed_vs_base.py``) and ``--ds`` its smallest
     value; ``scaling.py`` gets two small sizes. Every ``benchmarks/results/...``
-    path a writing command names (``--out``, ``--csv``, ``--figure``, ``>``, the rows of a ``run``)
-    and every ``R=benchmarks/results/...`` prefix moves under ``smoke/``, as
+    path a writing command names (``--out``, ``--csv``, ``--figure``, ``>``, the rows of a ``run``),
+    every ``docs/figures/...`` path it writes (``--figure``) and every
+    ``R=benchmarks/results/...`` prefix moves under ``smoke/``, as
     does every ``/tmp/`` path; ``zoo.py run`` without ``--out`` gets one. The
     command is meant to run from the root of a copy (see :func:`smoke_copy`).
     """
@@ -164,8 +165,8 @@ def _smoke_scripts(line: str) -> str:
     # a script's arguments end at a shell operator
     line = re.sub(r"python (\S+\.py)((?:\s+(?![|&;>])(?:'[^']*'|\"[^\"]*\"|[^\s|&;>'\"]+))*)",
                   one, line)
-    line = re.sub(r"(--out|--csv|--figure|>)(\s*)benchmarks/results/",
-                  r"\1\2smoke/benchmarks/results/", line)
+    line = re.sub(r"(--out|--csv|--figure|>)(\s*)(benchmarks/results/|docs/figures/)",
+                  r"\1\2smoke/\3", line)
     return line
 
 

@@ -79,6 +79,12 @@ def test_smoke_commands_use_one_seed_and_write_under_smoke():
         "python benchmarks/zoo.py run --simulator package --first-seed 10000 --seeds 50") == (
         "python benchmarks/zoo.py run --simulator package --first-seed 10000 --seeds 1 "
         "--out smoke/zoo_run.jsonl")
+    # a figure the docs show is drawn under smoke/ too, never over the page's figure
+    assert regenerate.smoke_command(
+        "python benchmarks/edge_confidence.py reliability a=benchmarks/results/e/p.csv.gz "
+        "--csv benchmarks/results/e/r.csv --figure docs/figures/r.png") == (
+        "python benchmarks/edge_confidence.py reliability a=smoke/benchmarks/results/e/p.csv.gz "
+        "--csv smoke/benchmarks/results/e/r.csv --figure smoke/docs/figures/r.png")
 
 
 #: One or more commands of most lab scripts, cheap at one seed (about a minute on two
