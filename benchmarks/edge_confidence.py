@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import shlex
 import sys
 import time
 import warnings
@@ -229,7 +230,7 @@ def summary(args: argparse.Namespace) -> None:
             w.writeheader()
             for t in table:
                 w.writerow({**{k: round(v, 4) if isinstance(v, float) else v
-                               for k, v in t.items()}, "command": " ".join(sys.argv)})
+                               for k, v in t.items()}, "command": args.command})
 
 
 #: Per kind of pair, the positions (in :func:`creator_plugin.confidence.pair_features`)
@@ -305,7 +306,7 @@ def timing(args: argparse.Namespace) -> None:
     print(json.dumps({"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
                       "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
                       "ratio": round(best["with"] / best["without"], 4),
-                      "command": " ".join(sys.argv)}))
+                      "command": args.command}))
 
 
 #: Bin edges of the reliability diagrams: ten equal-width bins of [0, 1].
@@ -461,7 +462,7 @@ def reliability(args: argparse.Namespace) -> None:
             w.writeheader()
             for t in table:
                 w.writerow({**{k: round(v, 5) if isinstance(v, float) else v
-                               for k, v in t.items()}, "command": " ".join(sys.argv)})
+                               for k, v in t.items()}, "command": args.command})
     if args.figure:
         reliability_figure(table, args.figure)
 
@@ -504,6 +505,10 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--csv", default=None, help="the binned table, with the command")
     g.add_argument("--figure", default=None, help="the diagrams (PNG)")
     args = parser.parse_args(argv)
+    # The command that wrote a table: the arguments given to main, not the
+    # process's (a test runner's or a worker's).
+    args.command = " ".join(["python", "benchmarks/edge_confidence.py",
+                             *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing,
      "reliability": reliability}[args.cmd](args)
 
