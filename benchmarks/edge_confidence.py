@@ -225,12 +225,7 @@ def summary(args: argparse.Namespace) -> None:
             for p in pairs:
                 w.writerow({**p, "c": round(p["c"], 5), "near": int(p["near"])})
     if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fields + ["command"])
-            w.writeheader()
-            for t in table:
-                w.writerow({**{k: round(v, 4) if isinstance(v, float) else v
-                               for k, v in t.items()}, "command": args.command})
+        _write_table(args.csv, table, fields, args.command, digits=4)
 
 
 #: Per kind of pair, the positions (in :func:`creator_plugin.confidence.pair_features`)
@@ -456,15 +451,21 @@ def reliability(args: argparse.Namespace) -> None:
             print(f"{r['refine']} {r['simulator']} {r['family'].replace(' ', '_')} {r['fits']} "
                   f"{r['pairs']} {r['ece']:.4f}; " + " / ".join(bands))
     if args.csv:
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.csv, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fields + ["command"])
-            w.writeheader()
-            for t in table:
-                w.writerow({**{k: round(v, 5) if isinstance(v, float) else v
-                               for k, v in t.items()}, "command": args.command})
+        _write_table(args.csv, table, fields, args.command, digits=5)
     if args.figure:
         reliability_figure(table, args.figure)
+
+
+def _write_table(path, table: list[dict], fields: list[str], command: str,
+                 digits: int) -> None:
+    """Write ``table`` to ``path`` as CSV, floats rounded to ``digits``, with the command."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fields + ["command"])
+        w.writeheader()
+        for t in table:
+            w.writerow({**{k: round(v, digits) if isinstance(v, float) else v
+                           for k, v in t.items()}, "command": command})
 
 
 def main(argv: list[str] | None = None) -> None:
