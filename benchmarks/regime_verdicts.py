@@ -12,7 +12,11 @@ whether it names the clamping regime. Generators:
   of data: any regime finding there is a false alarm);
 * ``zoo-<family>``: the zoo's bar families (``benchmarks/zoo.py``
   ``BAR_FAMILIES``, ``simulate_family(family, 5, 5, 1000)``, CREATOR
-  ``random_state = seed`` as the zoo fits): false alarms too.
+  ``random_state = seed`` as the zoo fits): false alarms too;
+* ``small-d<d>-K<K>-n<n>``: ``simulate(d, K, n)`` at small d (the regime
+  reading's cost there: any regime finding is a false alarm), CREATOR
+  ``random_state = seed % 10000``; :data:`SMALL` lists the grid
+  (``--generators small`` runs all of it).
 
 Usage (tuning seeds 50000 + s, evaluation seeds 60000 + s)::
 
@@ -41,12 +45,23 @@ AUTHORS = [f"{fam}-{z}" for fam in ("lincd", "lscale_i", "umni_crl", "multi_node
            for z in ("gaussian", "laplace")]
 BAR_FAMILIES = ("paper", "heavy_tails", "wide_scales", "signed_weights", "measured", "unequal_n")
 GENERATORS = [*AUTHORS, "default", *(f"zoo-{f}" for f in BAR_FAMILIES)]
+SMALL = [*(f"small-d{d}-K{2 * d}-n{n}" for d in (3, 4) for n in (250, 500, 1000, 2000)),
+         *(f"small-d{d}-K{k}-n{n}" for d in (5, 6) for k in (d, 2 * d)
+           for n in (250, 500, 1000, 2000))]
 COLUMNS = ["generator", "seed", "status", "kinds", "regime", "methods", "error",
            "error_names_clamping"]
 
 
+def n_latent(generator: str) -> int:
+    """The number of latents a generator draws (and CREATOR is given)."""
+    return int(generator.split("-")[1][1:]) if generator.startswith("small-") else D
+
+
 def data(generator: str, seed: int):
     """The simulation of one (generator, seed) and CREATOR's ``random_state`` for it."""
+    if generator.startswith("small-"):
+        d, k, n = (int(part[1:]) for part in generator.split("-")[1:])
+        return simulate(d, k, n, random_state=seed), seed % 10000
     if generator == "default":
         return simulate(D, 6, N, n_features=P, random_state=seed), seed % 10000
     if generator.startswith("zoo-"):
@@ -63,7 +78,7 @@ def fit_row(generator: str, seed: int) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            model = CREATOR(D, random_state=state).fit(sim.X)
+            model = CREATOR(n_latent(generator), random_state=state).fit(sim.X)
         except ValueError as exc:
             text = str(exc)
             return {**row, "status": "refused", "kinds": "[]", "regime": "null",
@@ -105,7 +120,7 @@ def table(paths) -> str:
                     c[3] += r["error_names_clamping"] == "True"
     lines = ["| generator | CREATOR fits | naming the regime and a method | refused "
              "| refusals naming the clamping regime |", "|---|---|---|---|---|"]
-    for g in [g for g in GENERATORS if g in counts]:
+    for g in [g for g in [*GENERATORS, *SMALL] if g in counts]:
         n, hit, refused, clamped = counts[g]
         share = f"{hit} ({100 * hit / n:.0f} %)" if n else "—"
         lines.append(f"| `{g}` | {n} | {share} | {refused} | {clamped} |")
@@ -120,12 +135,13 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--table", nargs="*", default=None, help="row files to summarise")
     args = parser.parse_args(argv)
+    generators = [g for name in args.generators for g in (SMALL if name == "small" else [name])]
     if args.table:
         print(table(args.table))
         return
     out = Path(args.out or f"benchmarks/results/peers/field_regime_verdicts_{args.first_seed}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
-    run(args.generators, range(args.first_seed, args.first_seed + args.seeds), out)
+    run(generators, range(args.first_seed, args.first_seed + args.seeds), out)
 
 
 if __name__ == "__main__":
