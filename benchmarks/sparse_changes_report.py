@@ -2,7 +2,7 @@
 
 Per generator: CREATOR's mean SHD / MCC, the best peer (the lowest mean SHD
 among the other methods and variants, a failed fit scored as the empty graph
-with MCC 0) with its MCC, and whether CREATOR meets the bar (mean SHD at most
+with MCC 0) with its MCC, and whether CREATOR meets the target (mean SHD at most
 the best peer's + 0.5, MCC at least the best peer's - 0.02); how many of
 CREATOR's fits took the route and how many were refused; and
 ``changed_mechanisms_`` against the generators' targets after the latents'
@@ -27,7 +27,7 @@ def _info(text) -> dict:
 
 def bar_table(df: pd.DataFrame) -> str:
     lines = ["| generator | seeds | CREATOR SHD / MCC | best peer | its SHD / MCC | "
-             "SHD bar | MCC bar | route taken | refused |", "|---" * 9 + "|"]
+             "SHD target | MCC target | route taken | refused |", "|---" * 9 + "|"]
     for gen in dict.fromkeys(df.generator):
         sub = df[df.generator == gen]
         means = sub.groupby("method")[["shd", "mcc"]].mean()
