@@ -173,21 +173,9 @@ def test_the_equivalence_ratio_shrinks_with_the_rows():
     assert ratio(0.0, 2, 1000.0, 0.0, 0.0) == 0.0
 
 
-def _soft_single_node(seed):
-    # An observational environment and one per latent whose incoming weights and noise
-    # scale change (soft): the route's reading is then one of several that fit.
-    sim = simulate(4, 5, 800, edge_prob=0.8, random_state=seed)
-    W = [sim.W[0].copy() for _ in range(5)]
-    Om = [sim.Omega[0].copy() for _ in range(5)]
-    for k in range(1, 5):
-        W[k][:, k - 1] = sim.W[k][:, k - 1]
-        Om[k][k - 1, k - 1] = sim.Omega[k][k - 1, k - 1]
-    return [z @ om @ np.linalg.inv(np.eye(4) - w) @ sim.H.T
-            for z, om, w in zip(sim.Z, Om, W)]
-
-
-def test_an_unconfirmed_route_keeps_the_default_issues():
-    m = _fit(_soft_single_node(4), 4)
+def test_an_unconfirmed_route_keeps_the_default_issues(soft_single_node):
+    # The route's reading of soft single-node data is one of several that fit.
+    m = _fit(soft_single_node(4), 4)
     record = m.diagnostics_["mechanism_changes"]
     assert record["route"] == "sparse" and not record["route_check"]["passed"]
     issues = m.diagnostics_["quality"]["issues"]
