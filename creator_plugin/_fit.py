@@ -31,16 +31,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import confidence, sparse_changes
+from . import clamped, confidence, sparse_changes
 from ._config import ICA_DEFAULTS, FitConfig
 from ._passes import MappedArrays, encode, is_dask, project
 from ._random import as_generator, draw_seed
 from .disentangle import encoder, intersection
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
-from .preprocessing import Reduction, reduce_environments
+from .preprocessing import RankDeficientEnvironmentError, Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering, standardised_coefficients
-from .quality import ISSUE_KINDS, assess_fit, order_levels, with_undecided
+from .quality import ISSUE_KINDS, Issue, Verdict, assess_fit, order_levels, with_undecided
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
 from .refine.measurement_noise import MeasurementNoise
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
@@ -280,7 +280,14 @@ def fit_arrays(
     K = len(X_list)
     rng = as_generator(random_state)
     if ordering is None:
-        ordering = order_stage(X_list, config, rng, key=False)  # steps 0-1: reduce, order
+        try:
+            ordering = order_stage(X_list, config, rng, key=False)  # steps 0-1: reduce, order
+        except RankDeficientEnvironmentError as exc:
+            # Clamped environments (their own data vary in fewer than d directions):
+            # the clamped reading, creator_plugin.clamped. Other refusals stand.
+            if exc.ranks is None or min(exc.ranks) >= config.n_latent:
+                raise
+            return _clamped_fit(X_list, config, exc.ranks, reference)
     else:
         _resume(ordering, X_list, config, rng)
     changes = sparse_changes.mechanism_changes(ordering.reduced, ordering.ordering.alphas,
@@ -322,6 +329,80 @@ def fit_arrays(
         red, model.order, model.entangled, model.graph.tested, model.graph.decisions, found,
         diagnostics, edges, changes,
     )
+
+
+def _clamped_fit(X_list: list, config: FitConfig, ranks: list[int],
+                 reference: int) -> FitResult:
+    """A fit by the clamped reading (:mod:`creator_plugin.clamped`): latents, no graph."""
+    d, K = config.n_latent, len(X_list)
+    X_red, red = reduce_environments(X_list, d, standardize=config.standardize,
+                                     check_environment_ranks=False)
+    subspaces = clamped.environment_subspaces(X_red, ranks, d)
+    used = [k for k, s in enumerate(subspaces) if s is not None]
+    columns, sources = clamped.mixing_columns([subspaces[k] for k in used], d)
+    to_reduced = red.projection / red.scale[:, None]
+    components = clamped.reduced_encoder(columns, d) @ to_reduced.T
+    n_rows = np.array([x.shape[0] for x in X_red])
+    mean = n_rows @ red.env_means / int(n_rows.sum())
+    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
+    sd = np.sqrt(sum(((L - L.mean(axis=0)) ** 2).sum(axis=0) for L in latents) / n_rows.sum())
+    sd = np.where(sd > 0, sd, 1.0)  # unit pooled within-environment SD, mixing columns positive
+    signs = np.sign(mixing[np.argmax(np.abs(mixing), axis=0), np.arange(d)])
+    signs = np.where(signs == 0, 1.0, signs)
+    components = components * (signs / sd)[:, None]
+    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
+    adjacency = np.zeros((d, d), dtype=int)
+    sem = sem_parameters(latents, adjacency)
+    cells = clamped.clamped_cells(latents)
+    changed = clamped.changed_cells(latents, cells, reference)
+    zeros = np.zeros((K, d))
+    changes = sparse_changes.MechanismChanges(
+        reference, changed, cells, np.where(changed, np.inf, 0.0), zeros.astype(int),
+        np.where(changed, 0.0, 1.0), float(changed[np.arange(K) != reference].mean())
+        if K > 1 else 0.0)
+    m = columns.shape[1]
+    record = {
+        "rule": "some environment's own centred data have fewer than n_latent singular "
+                f"values above {clamped.ENVIRONMENT_RANK_TOL:g} of the largest",
+        "environment_ranks": [int(r) for r in ranks],
+        "clamped_environments": [k for k, r in enumerate(ranks) if r < d],
+        "identified_latents": list(range(m)),
+        "unidentified_latents": list(range(m, d)),
+        "latent_sources": [used[i] for i in sources],
+        "graph_identified": False,
+        "angle_tol": clamped.ANGLE_TOL, "clamp_sd_tol": clamped.CLAMP_SD_TOL,
+        "full_rank_environments_unused": [k for k, r in enumerate(ranks) if r >= d],
+    }
+    message = clamped.regime_message(cells, m, d)
+    found = _environment_warnings(K, d) + _reduction_warnings(red) + [FitWarning(
+        IdentifiabilityWarning, "Clamped environments: the fitted graph is empty because the "
+        "data do not identify its edges" + (
+            f"; latents {record['unidentified_latents']} are not identified either"
+            if m < d else "") + " (diagnostics_['clamped']).")]
+    diagnostics = {
+        "route": "clamped", "clamped": record, "ordering": [], "pruning": [],
+        "pruning_rule": config.pruning, "prune_threshold": float("nan"),
+        "explained_variance": red.explained_variance.tolist(),
+        "dropped_columns": red.dropped_columns.tolist(),
+        "unrelated_columns": red.unrelated_columns.tolist(),
+        "partly_constant_columns": red.partly_constant_columns.tolist(),
+        "mechanism_changes": {**changes.to_dict(), "route": "clamped"},
+    }
+    if config.quality:
+        regime = {"reading": "clamped", "reference": int(reference),
+                  "targets": [np.flatnonzero(r).tolist() for r in cells],
+                  "methods": ["CREATOR (clamped reading)", "pooled ICA"],
+                  "identified_latents": m, "graph_identified": False}
+        issue = Issue("interventional_regime", message)
+        verdict = Verdict([issue], {"regime": regime}, (
+            "Not trusted as a causal graph: the environments clamp latents, and the data "
+            f"identify {m} of the {d} latents but no edge."))
+        diagnostics["quality"] = verdict.to_dict()
+        found.append(FitWarning(FitQualityWarning,
+                                f"{ISSUE_KINDS['interventional_regime']}: {message}"))
+    return FitResult(adjacency, components, mixing, feature_latent_cov, mean, latents, sem,
+                     red, None, None, np.zeros((K, d, d)), [], found, diagnostics, None,
+                     changes)
 
 
 def _diagnostics(model: _Structure, config: FitConfig, threshold: float, red: Reduction,

@@ -122,6 +122,7 @@ def reduce_environments(
     standardize: bool = True,
     rank_tol: float | None = None,
     random_state: int | np.random.Generator | None = None,
+    check_environment_ranks: bool = True,
 ) -> tuple[list[np.ndarray], Reduction]:
     """Center each environment and project all onto one pooled PCA subspace.
 
@@ -149,6 +150,10 @@ def reduce_environments(
     random_state : int, Generator or None
         Seeds the randomised SVD (dask inputs with many columns only), from a
         child stream spawned from it: a Generator passed here is not advanced.
+    check_environment_ranks : bool, default=True
+        Refuse environments whose reduced data are rank deficient
+        (:class:`RankDeficientEnvironmentError`). ``False``: the clamped
+        reading (:mod:`creator_plugin.clamped`), which uses them.
 
     Returns
     -------
@@ -193,7 +198,8 @@ def reduce_environments(
     projection = loadings / np.sqrt(eigvals[:d])
 
     X_red = project(X_list, moments.means, projection / scale[:, None])
-    _check_environment_ranks(X_red, n_latent, X_list)
+    if check_environment_ranks:
+        _check_environment_ranks(X_red, n_latent, X_list)
     keep = np.setdiff1d(np.arange(unit.size), ignored)
     if keep.size <= d:
         unrelated = np.array([], dtype=int)
@@ -253,20 +259,64 @@ def _pooled_spectrum(X_list: list, moments, scale: np.ndarray, d: int, rank_tol,
     return eigvals / n_total, loadings, None, vt
 
 
+class RankDeficientEnvironmentError(ValueError):
+    """An environment's reduced data are rank deficient.
+
+    Attributes
+    ----------
+    ranks : list of int or None
+        Every environment's rank in its own centred data
+        (:func:`environment_ranks`), None when the data were not at hand.
+    """
+
+    def __init__(self, message: str, ranks: list[int] | None = None):
+        super().__init__(message)
+        self.ranks = ranks
+
+
+#: Relative singular value (of an environment's own centred data) at or below
+#: which a direction counts as not varying (exact degeneracy, as when latents
+#: are clamped to constants).
+ENVIRONMENT_RANK_TOL = 1e-12
+
+
+def environment_ranks(X_list: list[np.ndarray], tol: float = ENVIRONMENT_RANK_TOL) -> list[int]:
+    """Every environment's rank: singular values of its centred data above ``tol`` of its largest.
+
+    Parameters
+    ----------
+    X_list : list of ndarray (n_k, p)
+    tol : float, default=ENVIRONMENT_RANK_TOL
+
+    Returns
+    -------
+    list of int
+    """
+    ranks = []
+    for x in X_list:
+        x = np.asarray(x, dtype=float)
+        sv = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
+        ranks.append(int(np.sum(sv > tol * max(sv[0], 1e-300))) if sv.size else 0)
+    return ranks
+
+
 def _check_environment_ranks(X_red: list[np.ndarray], n_latent: int,
                              X_list: list[np.ndarray] | None = None) -> None:
     """A ``ValueError`` naming the first environment whose reduced data are rank deficient."""
     for k, xr in enumerate(X_red):
         ev = np.linalg.eigvalsh(xr.T @ xr)
         if ev[0] <= 1e-12 * ev[-1]:
-            raise ValueError(
+            ranks = (environment_ranks(X_list) if X_list is not None
+                     and not any(is_dask(x) for x in X_list) else None)
+            raise RankDeficientEnvironmentError(
                 f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
                 "subspace: some latent direction does not vary in that environment, or "
                 "the environments' scales differ by so many orders of magnitude that "
                 f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
                 f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
                 + _dominant_row_note(X_red)
-                + (_clamped_note(X_list, n_latent) if X_list is not None else "")
+                + (_clamped_note(X_list, n_latent) if X_list is not None else ""),
+                ranks,
             )
 
 
@@ -279,11 +329,7 @@ def _clamped_note(X_list: list[np.ndarray], n_latent: int, tol: float = 1e-12) -
     produce such environments: one that clamps m latents varies in
     ``n_latent - m`` directions.
     """
-    ranks = []
-    for x in X_list:
-        x = np.asarray(x, dtype=float)
-        sv = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
-        ranks.append(int(np.sum(sv > tol * max(sv[0], 1e-300))) if sv.size else 0)
+    ranks = environment_ranks(X_list, tol)
     low = [k for k, r in enumerate(ranks) if r < n_latent]
     if not low:
         return ""
@@ -291,8 +337,9 @@ def _clamped_note(X_list: list[np.ndarray], n_latent: int, tol: float = 1e-12) -
     return (f" {len(low)} of the {len(X_list)} environments vary in fewer than {n_latent} "
             f"directions ({which}). If the environments are interventions, that is what "
             "interventions that clamp latents to constants produce (an environment that "
-            f"clamps m latents varies in {n_latent} - m directions). CREATOR and creator "
-            "bench's interventional methods (LinCD, LSCALE-I, UMNI-CRL: an observational "
+            f"clamps m latents varies in {n_latent} - m directions). CREATOR.fit reads such "
+            "in-memory data with its clamped reading (creator_plugin.clamped); creator "
+            "bench's other interventional methods (LinCD, LSCALE-I, UMNI-CRL: an observational "
             "environment plus interventions that leave every latent varying) do not fit "
             "such data; methods built for clamped multi-node interventions (Multi-Node-CRL, "
             "Bing et al. 2024) do, and they are not part of this package.")
