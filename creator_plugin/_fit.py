@@ -390,7 +390,8 @@ def _clamped_fit(X_list: list, config: FitConfig, ranks: list[int],
     }
     if config.quality:
         regime = {"reading": "clamped", "reference": int(reference),
-                  "targets": [np.flatnonzero(r).tolist() for r in cells],
+                  "targets": [np.flatnonzero(r).tolist() for r in changed],
+                  "clamped": [np.flatnonzero(r).tolist() for r in cells],
                   "methods": ["CREATOR (clamped reading)", "pooled ICA"],
                   "identified_latents": m, "graph_identified": False}
         issue = Issue("interventional_regime", message)

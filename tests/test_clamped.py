@@ -39,12 +39,13 @@ def test_the_verdict_names_the_clamped_regime_and_the_methods(clamped_fit):
     assert "CREATOR (clamped reading)" in regime["methods"]
     # Environment k of the generator leaves latent d - 1 - (k mod d) free: each fitted
     # latent is free in exactly one of the first four environments.
-    targets = regime["targets"]
-    assert all(len(t) == 3 for t in targets)
-    free = [set(range(4)) - set(t) for t in targets]
+    held = regime["clamped"]
+    assert all(len(t) == 3 for t in held)
+    free = [set(range(4)) - set(t) for t in held]
     assert sorted(min(f) for f in free[:4]) == [0, 1, 2, 3]
     assert free[4] == free[0]
     assert "clamped multi-node interventions" in quality["issues"][0]["message"]
+    assert regime["targets"][0] == [] and len(regime["targets"][1]) == 2
 
 
 def test_changed_mechanisms_follow_the_clamping(clamped_fit):
