@@ -38,7 +38,7 @@ from ._random import as_generator, draw_seed
 from .disentangle import encoder, intersection
 from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceWarning
 from .ordering import OrderingResult, topological_ordering
-from .preprocessing import RankDeficientEnvironmentError, Reduction, reduce_environments
+from .preprocessing import Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering, standardised_coefficients
 from .quality import ISSUE_KINDS, Issue, Verdict, assess_fit, order_levels, with_undecided
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
@@ -282,12 +282,13 @@ def fit_arrays(
     if ordering is None:
         try:
             ordering = order_stage(X_list, config, rng, key=False)  # steps 0-1: reduce, order
-        except RankDeficientEnvironmentError as exc:
-            # Clamped environments (their own data vary in fewer than d directions):
+        except ValueError as exc:
+            # Every environment clamped (its own data vary in fewer than d directions):
             # the clamped reading, creator_plugin.clamped. Other refusals stand.
-            if exc.ranks is None or min(exc.ranks) >= config.n_latent:
+            ranks = getattr(exc, "environment_ranks", None)
+            if ranks is None or max(ranks) >= config.n_latent:
                 raise
-            return _clamped_fit(X_list, config, exc.ranks, reference)
+            return _clamped_fit(X_list, config, ranks, reference)
     else:
         _resume(ordering, X_list, config, rng)
     changes = sparse_changes.mechanism_changes(ordering.reduced, ordering.ordering.alphas,
@@ -362,7 +363,7 @@ def _clamped_fit(X_list: list, config: FitConfig, ranks: list[int],
         if K > 1 else 0.0)
     m = columns.shape[1]
     record = {
-        "rule": "some environment's own centred data have fewer than n_latent singular "
+        "rule": "every environment's own centred data have fewer than n_latent singular "
                 f"values above {clamped.ENVIRONMENT_RANK_TOL:g} of the largest",
         "environment_ranks": [int(r) for r in ranks],
         "clamped_environments": [k for k, r in enumerate(ranks) if r < d],
@@ -371,7 +372,6 @@ def _clamped_fit(X_list: list, config: FitConfig, ranks: list[int],
         "latent_sources": [used[i] for i in sources],
         "graph_identified": False,
         "angle_tol": clamped.ANGLE_TOL, "clamp_sd_tol": clamped.CLAMP_SD_TOL,
-        "full_rank_environments_unused": [k for k, r in enumerate(ranks) if r >= d],
     }
     message = clamped.regime_message(cells, m, d)
     found = _environment_warnings(K, d) + _reduction_warnings(red) + [FitWarning(

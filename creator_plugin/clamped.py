@@ -11,12 +11,13 @@ subspace. This module reads it:
 1. **Rule** (read from the data, never from d or K): an environment is
    clamped when its own centred data have fewer than d singular values above
    :data:`creator_plugin.preprocessing.ENVIRONMENT_RANK_TOL` (1e-12) of the
-   largest; the reading runs when some environment is clamped and the shared
-   reduction therefore cannot resolve it.
+   largest; the reading runs when every environment is clamped (the shared
+   reduction cannot resolve them). Data where some environments are clamped
+   and others vary in every direction are still refused: combining this
+   reading with CREATOR's steps on the full-rank ones is not implemented.
 2. **Subspaces**: in the pooled reduced coordinates, environment k's
    subspace is spanned by the leading ``r_k`` eigenvectors of its covariance
-   (``r_k`` its rank). Full-rank environments carry no subspace and are not
-   used by this reading.
+   (``r_k`` its rank).
 3. **Columns**: every one-dimensional subspace, and every one-dimensional
    intersection of subspaces (intersections repeated while new ones appear,
    two subspaces meeting where their principal angles have a sine below
@@ -197,8 +198,9 @@ def regime_message(clamped: np.ndarray, n_identified: int, n_latent: int) -> str
              for k, row in enumerate(clamped) if row.any()]
     return (
         "The environments look interventional with clamped multi-node interventions: "
-        "some environments vary in fewer than all latent directions, as when interventions "
-        "hold latents constant (clamped " + "; ".join(parts) + "). CREATOR's clamped reading "
+        "every environment varies in fewer than all latent directions, as when "
+        "interventions hold latents constant (clamped, in the fitted latents' labels: "
+        + "; ".join(parts) + "). CREATOR's clamped reading "
         f"(used for this fit) identifies {n_identified} of the {n_latent} latents from the "
         "directions each environment varies in, up to scale and shift; it identifies no "
         "edge: with one free latent per environment the within-environment covariances "

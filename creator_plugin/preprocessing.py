@@ -151,8 +151,10 @@ def reduce_environments(
         Seeds the randomised SVD (dask inputs with many columns only), from a
         child stream spawned from it: a Generator passed here is not advanced.
     check_environment_ranks : bool, default=True
-        Refuse environments whose reduced data are rank deficient
-        (:class:`RankDeficientEnvironmentError`). ``False``: the clamped
+        Refuse environments whose reduced data are rank deficient (the
+        ``ValueError`` has an attribute ``environment_ranks``: every
+        environment's own rank, :func:`environment_ranks`, or None for dask
+        input). ``False``: the clamped
         reading (:mod:`creator_plugin.clamped`), which uses them.
 
     Returns
@@ -259,21 +261,6 @@ def _pooled_spectrum(X_list: list, moments, scale: np.ndarray, d: int, rank_tol,
     return eigvals / n_total, loadings, None, vt
 
 
-class RankDeficientEnvironmentError(ValueError):
-    """An environment's reduced data are rank deficient.
-
-    Attributes
-    ----------
-    ranks : list of int or None
-        Every environment's rank in its own centred data
-        (:func:`environment_ranks`), None when the data were not at hand.
-    """
-
-    def __init__(self, message: str, ranks: list[int] | None = None):
-        super().__init__(message)
-        self.ranks = ranks
-
-
 #: Relative singular value (of an environment's own centred data) at or below
 #: which a direction counts as not varying (exact degeneracy, as when latents
 #: are clamped to constants).
@@ -302,22 +289,27 @@ def environment_ranks(X_list: list[np.ndarray], tol: float = ENVIRONMENT_RANK_TO
 
 def _check_environment_ranks(X_red: list[np.ndarray], n_latent: int,
                              X_list: list[np.ndarray] | None = None) -> None:
-    """A ``ValueError`` naming the first environment whose reduced data are rank deficient."""
+    """A ``ValueError`` naming the first environment whose reduced data are rank deficient.
+
+    The error's ``environment_ranks``: every environment's own rank (None
+    without the data or for dask input).
+    """
     for k, xr in enumerate(X_red):
         ev = np.linalg.eigvalsh(xr.T @ xr)
         if ev[0] <= 1e-12 * ev[-1]:
             ranks = (environment_ranks(X_list) if X_list is not None
                      and not any(is_dask(x) for x in X_list) else None)
-            raise RankDeficientEnvironmentError(
+            error = ValueError(
                 f"X_list[{k}] is rank deficient within the shared {n_latent}-dim latent "
                 "subspace: some latent direction does not vary in that environment, or "
                 "the environments' scales differ by so many orders of magnitude that "
                 f"X_list[{k}] cannot be resolved in the pooled coordinates (its covariance "
                 f"there has a condition number of {ev[-1] / max(ev[0], 1e-300):.2g})."
                 + _dominant_row_note(X_red)
-                + (_clamped_note(X_list, n_latent) if X_list is not None else ""),
-                ranks,
+                + (_clamped_note(X_list, n_latent) if X_list is not None else "")
             )
+            error.environment_ranks = ranks  # read by the clamped reading
+            raise error
 
 
 def _clamped_note(X_list: list[np.ndarray], n_latent: int, tol: float = 1e-12) -> str:
@@ -337,8 +329,9 @@ def _clamped_note(X_list: list[np.ndarray], n_latent: int, tol: float = 1e-12) -
     return (f" {len(low)} of the {len(X_list)} environments vary in fewer than {n_latent} "
             f"directions ({which}). If the environments are interventions, that is what "
             "interventions that clamp latents to constants produce (an environment that "
-            f"clamps m latents varies in {n_latent} - m directions). CREATOR.fit reads such "
-            "in-memory data with its clamped reading (creator_plugin.clamped); creator "
+            f"clamps m latents varies in {n_latent} - m directions). When every "
+            "environment is such, CREATOR.fit reads in-memory data with its clamped reading "
+            "(creator_plugin.clamped); creator "
             "bench's other interventional methods (LinCD, LSCALE-I, UMNI-CRL: an observational "
             "environment plus interventions that leave every latent varying) do not fit "
             "such data; methods built for clamped multi-node interventions (Multi-Node-CRL, "

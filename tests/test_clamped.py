@@ -89,3 +89,10 @@ def test_full_rank_data_never_take_the_clamped_reading(monkeypatch):
     model = CREATOR(3, random_state=0, quality=False).fit(sim.X)
     assert "clamped" not in model.diagnostics_
 
+
+
+def test_some_clamped_environments_among_full_rank_ones_are_still_refused():
+    sim = simulate_family("multi_node_crl", 3, 3, 200, n_features=3, random_state=0)
+    full = np.random.default_rng(0).laplace(size=(200, 3)) @ sim.H.T
+    with pytest.raises(ValueError, match="rank deficient.*3 of the 4 environments"):
+        CREATOR(3, random_state=0, quality=False).fit([*sim.X, full])
