@@ -279,18 +279,9 @@ def fit_arrays(
     """
     K = len(X_list)
     rng = as_generator(random_state)
-    if ordering is None:
-        try:
-            ordering = order_stage(X_list, config, rng, key=False)  # steps 0-1: reduce, order
-        except ValueError as exc:
-            # Every environment clamped (its own data vary in fewer than d directions):
-            # the clamped reading, creator_plugin.clamped. Other refusals stand.
-            ranks = getattr(exc, "environment_ranks", None)
-            if ranks is None or max(ranks) >= config.n_latent:
-                raise
-            return _clamped_fit(X_list, config, ranks, reference)
-    else:
-        _resume(ordering, X_list, config, rng)
+    ordering = _stage(X_list, config, rng, ordering, reference)  # steps 0-1: reduce, order
+    if isinstance(ordering, FitResult):  # every environment clamped: the clamped reading
+        return ordering
     changes = sparse_changes.mechanism_changes(ordering.reduced, ordering.ordering.alphas,
                                                reference)
     route = _route(config, changes, ordering)
@@ -330,6 +321,23 @@ def fit_arrays(
         red, model.order, model.entangled, model.graph.tested, model.graph.decisions, found,
         diagnostics, edges, changes,
     )
+
+
+def _stage(X_list: list, config: FitConfig, rng, ordering: OrderingStage | None,
+           reference: int):
+    """The given stage (checked), or :func:`order_stage`, or when every environment is
+    clamped (its own data vary in fewer than d directions) the clamped reading's fit
+    (:mod:`creator_plugin.clamped`). Other refusals stand."""
+    if ordering is not None:
+        _resume(ordering, X_list, config, rng)
+        return ordering
+    try:
+        return order_stage(X_list, config, rng, key=False)
+    except ValueError as exc:
+        ranks = getattr(exc, "environment_ranks", None)
+        if ranks is None or max(ranks) >= config.n_latent:
+            raise
+        return _clamped_fit(X_list, config, ranks, reference)
 
 
 def _clamped_fit(X_list: list, config: FitConfig, ranks: list[int],
