@@ -83,3 +83,46 @@ def append_jsonl(path: str | Path, rows: Iterable[dict], **dumps) -> None:
     with open_text(path, "a") as fh:
         for row in rows:
             fh.write(json.dumps(row, **dumps) + "\n")
+
+
+def append_fits(out: str | Path, columns: list[str], keys: Iterable[tuple], fit,
+                shown: tuple[str, ...] = ("version", "family", "seed", "route", "shd")) -> None:
+    """Fit every key not yet in the CSV file ``out`` and append its rows as each fit ends.
+
+    Parameters
+    ----------
+    out : str or Path
+        The CSV file of rows, created with its header (and its folder) if missing.
+    columns : list of str
+        The file's columns; every row ``fit`` returns has these keys.
+    keys : iterable of tuple
+        ``(version, family, seed)`` of each fit, in the order they are run; a key whose
+        row is already in ``out`` is skipped, so a rerun resumes.
+    fit : callable
+        ``fit(version, family, seed)`` returns the list of rows of that key (the first
+        one that key's, any others written beside it).
+    shown : tuple of str
+        The columns of each row printed as one JSON line when it is written.
+    """
+    import csv
+
+    import pandas as pd
+
+    out = Path(out)
+    done = set()
+    if out.exists():
+        old = pd.read_csv(out)
+        done = set(zip(old.version, old.family, old.seed))
+    new = not out.exists()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, columns)
+        if new:
+            writer.writeheader()
+        for key in keys:
+            if tuple(key) in done:
+                continue
+            for row in fit(*key):
+                writer.writerow(row)
+                print(json.dumps({k: row.get(k) for k in shown}), flush=True)
+            fh.flush()

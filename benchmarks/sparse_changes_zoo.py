@@ -32,7 +32,6 @@ seed) rows already there.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
@@ -45,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import row_files  # noqa: E402
 import zoo  # noqa: E402
 
 from creator_plugin.benchmark.scoring import score  # noqa: E402
@@ -82,29 +82,16 @@ def baseline_row(baseline: str, family: str, d: int, seed: int) -> dict:
 
 
 def run(args: argparse.Namespace) -> None:
-    out = Path(args.out)
-    done = set()
-    if out.exists():
-        old = pd.read_csv(out)
-        done = set(zip(old.version, old.family, old.seed))
-    new = not out.exists()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, COLUMNS)
-        if new:
-            writer.writeheader()
-        for seed in range(args.first_seed, args.first_seed + args.seeds):  # seed-major
-            for fam in args.families or zoo.BAR_FAMILIES:
-                if (args.version, fam, seed) in done:
-                    continue
-                rows = [fit_row(fam, args.d, seed, args.version)]
-                if rows[0]["route"] == "sparse" and args.baseline:
-                    rows.append(baseline_row(args.baseline, fam, args.d, seed))
-                for row in rows:
-                    writer.writerow(row)
-                    print(json.dumps({k: row[k] for k in ("version", "family", "seed", "route",
-                                                          "shd")}), flush=True)
-                fh.flush()
+    def fit(version: str, family: str, seed: int) -> list[dict]:
+        rows = [fit_row(family, args.d, seed, version)]
+        if rows[0]["route"] == "sparse" and args.baseline:
+            rows.append(baseline_row(args.baseline, family, args.d, seed))
+        return rows
+
+    keys = [(args.version, fam, seed)  # seed-major
+            for seed in range(args.first_seed, args.first_seed + args.seeds)
+            for fam in args.families or zoo.BAR_FAMILIES]
+    row_files.append_fits(args.out, COLUMNS, keys, fit)
 
 
 def table(path: str, label: str = "route") -> str:

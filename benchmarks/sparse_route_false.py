@@ -28,8 +28,8 @@ seed) rows already there.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -39,6 +39,9 @@ import pandas as pd
 
 from creator_plugin import CREATOR, simulate, simulate_family
 from creator_plugin.benchmark.scoring import score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import row_files  # noqa: E402
 
 #: family name -> (d, K, n): the paper family, and ``soft`` (single-node soft, K = d + 1).
 FAMILIES = {
@@ -91,26 +94,10 @@ def fit_row(family: str, seed: int, version: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> None:
-    out = Path(args.out)
-    done = set()
-    if out.exists():
-        old = pd.read_csv(out)
-        done = set(zip(old.version, old.family, old.seed))
-    new = not out.exists()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, COLUMNS)
-        if new:
-            writer.writeheader()
-        for family in args.families or list(FAMILIES):
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
-                if (args.version, family, seed) in done:
-                    continue
-                row = fit_row(family, seed, args.version)
-                writer.writerow(row)
-                fh.flush()
-                print(json.dumps({k: row.get(k) for k in ("version", "family", "seed", "route",
-                                                          "shd")}), flush=True)
+    keys = [(args.version, family, seed) for family in args.families or list(FAMILIES)
+            for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    row_files.append_fits(args.out, COLUMNS, keys,
+                          lambda version, family, seed: [fit_row(family, seed, version)])
 
 
 def table(path: str, versions: tuple[str, ...] = ("earlier", "this"),
