@@ -273,8 +273,109 @@ def fit_map(args: argparse.Namespace) -> None:
         print(f'    "{side}": {tuple(round(float(c), 4) for c in coef)},')
 
 
+def wrong_features(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """Per ordered pair of every fit with evidence: the features a map could read (both of
+    :func:`creator_plugin.confidence.pair_features`' entries on the pair, ``|z|``, the two
+    ordering margins, the two features' measurement-noise ratios), whether the returned
+    decision is wrong, the confidence, and the pair's (simulator, family, seed, kind)."""
+    X, wrong, conf, keys = [], [], [], []
+    for r in rows:
+        if r.get("status") != "ok" or not r.get("evidence"):
+            continue
+        ev, T = r["evidence"], np.asarray(r["truth"])
+        E, C = np.asarray(r["adjacency"]), np.asarray(r["confidence"])
+        ratio = np.asarray(ev.get("noise_ratio") or np.zeros(T.shape[0]))
+        margins = [confidence._margin_feature(m) for m in ev["margins"]]
+        feats = {}
+        for kind, (a, b, x) in confidence.pair_features(ev):
+            feats[a, b] = (kind, x)
+        zs = {(q["parent"], q["child"]): abs(q["statistic"] - q["threshold"]) / max(q["se"], 1e-12)
+              for q in ev["pairs"]}
+        for (a, b), (kind, _x) in feats.items():
+            j, i = (a, b) if kind == "upper" else (b, a)
+            up = feats[j, i][1]
+            lo = feats[i, j][1]
+            X.append([*up, *lo, min(zs[j, i], 10.0), margins[j], margins[i],
+                      float(np.log1p(ratio[j])), float(np.log1p(ratio[i])),
+                      float(kind == "upper")])
+            w = int(E[a, b] != T[a, b])
+            wrong.append(w)
+            conf.append(float(C[a, b]))
+            rev = E[b, a] != T[b, a]
+            keys.append((r["simulator"], r["family"], r["seed"],
+                         "" if not w else "reversal" if rev else
+                         "false edge" if E[a, b] else "missed edge"))
+    return np.asarray(X), np.asarray(wrong), np.asarray(conf), keys
+
+
+def floor(args: argparse.Namespace) -> None:
+    """How many wrong decisions any map of the per-pair evidence could leave undecided
+    within the sharpness allowance (2 x wrong + 2 % of the pairs), per simulator: (a) any
+    band of the current confidence; (b) the pairs ranked by a logistic model of "the
+    decision is wrong" on :func:`wrong_features` (quadratic terms, fitted on half the seeds
+    and applied to the other half, both ways), the top ``allowance`` taken undecided: a
+    generous estimate of what any map of these features reaches, monotone or not."""
+    rows = [r for r in row_files.read_jsonl(args.rows) if r.get("family") in BAR_FAMILIES]
+    X, wrong, conf, keys = wrong_features(rows)
+    X = np.column_stack([X, X ** 2])
+    X = (X - X.mean(0)) / np.maximum(X.std(0), 1e-9)
+    sims = np.array([k[0] for k in keys])
+    seeds = np.array([k[2] for k in keys])
+    out = []
+    for sim in sorted(set(sims)):
+        m = sims == sim
+        w, c = wrong[m], conf[m]
+        allowance = int(2 * w.sum() + 0.02 * m.sum())
+        band = breakdown_band(c, w, allowance)
+        score = np.zeros(m.sum())
+        half = seeds[m] % 2 == 0
+        for part in (half, ~half):
+            beta = logistic_fit(X[m][~part], w[~part], C=args.C)
+            score[part] = beta[0] + X[m][part] @ beta[1:]
+        top = np.argsort(-score)[:allowance]
+        caught = np.zeros(m.sum(), bool)
+        caught[top] = True
+        kinds = {}
+        for k, cw, cc in zip([k for k, mm in zip(keys, m) if mm], caught, c):
+            if k[3]:
+                confident = not (LOW < cc < HIGH)
+                key = f"{k[3]}: wrong / confident now / caught by the ranking"
+                t = kinds.setdefault(key, [0, 0, 0])
+                t[0] += 1
+                t[1] += int(confident)
+                t[2] += int(cw)
+        out.append({"simulator": sim, "fits": len({k[1:3] for k, mm in zip(keys, m) if mm}),
+                    "pairs": int(m.sum()), "wrong": int(w.sum()), "allowance": allowance,
+                    "undecided_now_share": round(float(((c > LOW) & (c < HIGH))[w == 1].mean()), 4),
+                    "best_band_share": band[0], "best_band": band[1],
+                    "ranking_share": round(float(caught[w == 1].mean()), 4), **kinds,
+                    "command": args.command})
+    for o in out:
+        print(json.dumps(o))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text("".join(json.dumps(o) + "\n" for o in out))
+
+
+def breakdown_band(c: np.ndarray, wrong: np.ndarray, allowance: float) -> tuple:
+    """The largest share of wrong decisions any band ``lo < c < hi`` of the confidence
+    marks undecided with at most ``allowance`` undecided pairs, and its band."""
+    wrong = wrong.astype(bool)
+    best = (0.0, None)
+    grid = np.unique(np.concatenate([[0.0, 1.0], np.quantile(c, np.linspace(0, 1, 401))]))
+    lows, highs = grid[grid <= 0.5], grid[grid >= 0.5]
+    for lo in lows:
+        for hi in highs:
+            und = (c > lo) & (c < hi)
+            if und.sum() <= allowance and und[wrong].mean() > best[0]:
+                best = (round(float(und[wrong].mean()), 4), (round(float(lo), 5),
+                                                             round(float(hi), 5)))
+    return best
+
+
 def timing(args: argparse.Namespace) -> None:
-    """Best-of-``repeats`` time of default fits with and without the confidence (without:
+    """Best-of-``repeats`` time (wall and CPU of this process) of default fits with and
+    without the confidence (without:
     :mod:`creator_plugin.confidence`'s two steps replaced by ones that return nothing, which
     the fit reads as a fit without confidence)."""
     datasets = [data_of("package", "paper", args.d, args.d, args.n, s)[0]
@@ -284,10 +385,10 @@ def timing(args: argparse.Namespace) -> None:
     def total():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for s, X in enumerate(datasets):
                 CREATOR(args.d, random_state=s).fit(X)
-            return time.perf_counter() - start
+            return time.perf_counter() - start, time.process_time() - cpu
 
     best = {}
     try:
@@ -295,13 +396,20 @@ def timing(args: argparse.Namespace) -> None:
             for label in ("with", "without"):
                 confidence.confidence_record, confidence.edge_confidence = (
                     steps if label == "with" else (lambda *a, **k: None,) * 2)
-                best[label] = min(best.get(label, np.inf), total())
+                wall, cpu = total()
+                best[label] = min(best.get(label, np.inf), wall)
+                best[label + "_cpu"] = min(best.get(label + "_cpu", np.inf), cpu)
     finally:
         confidence.confidence_record, confidence.edge_confidence = steps
-    print(json.dumps({"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
-                      "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
-                      "ratio": round(best["with"] / best["without"], 4),
-                      "command": args.command}))
+    out = {"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
+           "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
+           "ratio": round(best["with"] / best["without"], 4),
+           "with_cpu_s": round(best["with_cpu"], 3), "without_cpu_s": round(best["without_cpu"], 3),
+           "cpu_ratio": round(best["with_cpu"] / best["without_cpu"], 4),
+           "command": args.command}
+    print(json.dumps(out))
+    if args.out:
+        Path(args.out).write_text(json.dumps(out) + "\n")
 
 
 #: Bin edges of the reliability diagrams: ten equal-width bins of [0, 1].
@@ -494,11 +602,16 @@ def main(argv: list[str] | None = None) -> None:
     f = sub.add_parser("fit-map", help="fit the map on tuning rows")
     f.add_argument("rows", nargs="+")
     f.add_argument("--C", type=float, default=1.0)
+    fl = sub.add_parser("floor", help="how many wrong decisions any map could leave undecided")
+    fl.add_argument("rows", nargs="+")
+    fl.add_argument("--C", type=float, default=1.0)
+    fl.add_argument("--out", default=None, help="write the rows (JSON lines) here too")
     t = sub.add_parser("timing", help="fit time with and without the confidence")
     t.add_argument("--d", type=int, default=5)
     t.add_argument("--n", type=int, default=1000)
     t.add_argument("--seeds", type=int, default=30)
     t.add_argument("--repeats", type=int, default=3)
+    t.add_argument("--out", default=None, help="write the result (JSON) here too")
     g = sub.add_parser("reliability", help="reliability diagrams per family, binned table")
     g.add_argument("inputs", nargs="+", metavar="[LABEL=]PAIRS",
                    help="pairs CSV (summary --pairs-csv) or per-fit rows, with a label "
@@ -510,7 +623,7 @@ def main(argv: list[str] | None = None) -> None:
     # process's (a test runner's or a worker's).
     args.command = " ".join(["python", "benchmarks/edge_confidence.py",
                              *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
-    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing,
+    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing, "floor": floor,
      "reliability": reliability}[args.cmd](args)
 
 
