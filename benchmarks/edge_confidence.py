@@ -314,10 +314,12 @@ def floor(args: argparse.Namespace) -> None:
     band of the current confidence; (b) the pairs ranked by a logistic model of "the
     decision is wrong" on :func:`wrong_features` (quadratic terms, fitted on half the seeds
     and applied to the other half, both ways), the top ``allowance`` taken undecided: a
-    generous estimate of what any map of these features reaches, monotone or not."""
+    generous estimate of what any map of these features reaches, monotone or not (the
+    current confidence's logit, its absolute value and square are among the features)."""
     rows = [r for r in row_files.read_jsonl(args.rows) if r.get("family") in BAR_FAMILIES]
     X, wrong, conf, keys = wrong_features(rows)
-    X = np.column_stack([X, X ** 2])
+    logit = np.log(np.clip(conf, 1e-6, 1 - 1e-6) / np.clip(1 - conf, 1e-6, 1))
+    X = np.column_stack([X, X ** 2, logit, np.abs(logit), logit ** 2])
     X = (X - X.mean(0)) / np.maximum(X.std(0), 1e-9)
     sims = np.array([k[0] for k in keys])
     seeds = np.array([k[2] for k in keys])
@@ -371,6 +373,73 @@ def breakdown_band(c: np.ndarray, wrong: np.ndarray, allowance: float) -> tuple:
                 best = (round(float(und[wrong].mean()), 4), (round(float(lo), 5),
                                                              round(float(hi), 5)))
     return best
+
+
+def compare_bootstrap(args: argparse.Namespace) -> None:
+    """Per data set: one default fit's ``edge_confidence_`` and, on the same fit,
+    ``bootstrap(X, resamples, estimator=model).get_probabilities()``, both against the truth
+    in the fit's labels, with the CPU time of each (rows appended per fit; resumable)."""
+    from creator_plugin import bootstrap
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = ({(r["family"], r["seed"]) for r in row_files.read_jsonl(out)}
+            if row_files.exists(out) else set())
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        for family in args.families.split(","):
+            if (family, seed) in done:
+                continue
+            X, A, Y = data_of(args.simulator, family, args.d, args.d, args.n, seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cpu = time.process_time()
+                model = CREATOR(args.d, random_state=seed).fit(X)
+                fit_s = time.process_time() - cpu
+                result = bootstrap(X, args.resamples, estimator=model, random_state=seed)
+                boot_s = time.process_time() - cpu - fit_s
+            matching, _ = match_latents(A, Y, model.latents_)
+            truth = (np.asarray(A) != 0).astype(int)[np.ix_(matching, matching)]
+            row_files.append_jsonl(out, [{
+                "simulator": args.simulator, "family": family, "d": args.d, "n": args.n,
+                "seed": seed, "resamples": args.resamples, "truth": truth.tolist(),
+                "adjacency": model.adjacency_matrix_.tolist(),
+                "confidence": np.round(model.edge_confidence_, 5).tolist(),
+                "bootstrap": np.round(result.get_probabilities(), 5).tolist(),
+                "fit_cpu_s": round(fit_s, 3), "bootstrap_cpu_s": round(boot_s, 3)}])
+
+
+def compare_summary(args: argparse.Namespace) -> None:
+    """The comparison's numbers per family and pooled: ECE, Brier score, the useful and
+    sharp numbers of :func:`metrics_of` for each of the two probabilities."""
+    rows = row_files.read_jsonl(args.rows)
+    table = []
+    for fam in [*dict.fromkeys(r["family"] for r in rows), "pooled"]:
+        sub = [r for r in rows if fam in ("pooled", r["family"])]
+        for source in ("confidence", "bootstrap"):
+            pairs = []
+            for r in sub:
+                T, E, C = (np.asarray(r[k]) for k in ("truth", "adjacency", source))
+                d = T.shape[0]
+                pairs += [{"simulator": r["simulator"], "family": r["family"],
+                           "seed": r["seed"], "a": a, "b": b, "truth": int(T[a, b]),
+                           "edge": int(E[a, b]), "c": float(C[a, b]), "near": False}
+                          for a in range(d) for b in range(d) if a != b]
+            m = metrics_of(pairs)
+            c = np.array([p["c"] for p in pairs])
+            y = np.array([p["truth"] for p in pairs])
+            m = {k: v for k, v in m.items() if k not in ("near_pairs", "ece_near")}
+            table.append({"family": fam, "probability": source, **m,
+                          "brier": float(np.mean((c - y) ** 2)),
+                          "cpu_s_per_fit": float(np.mean([r["fit_cpu_s"] if source ==
+                                                          "confidence" else r["bootstrap_cpu_s"]
+                                                          for r in sub]))})
+    fields = list(table[0])
+    writer = csv.DictWriter(sys.stdout, fields)
+    writer.writeheader()
+    for t in table:
+        writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()})
+    if args.csv:
+        _write_table(args.csv, table, fields, args.command, digits=4)
 
 
 def timing(args: argparse.Namespace) -> None:
@@ -602,6 +671,18 @@ def main(argv: list[str] | None = None) -> None:
     f = sub.add_parser("fit-map", help="fit the map on tuning rows")
     f.add_argument("rows", nargs="+")
     f.add_argument("--C", type=float, default=1.0)
+    b = sub.add_parser("bootstrap", help="edge_confidence_ against bootstrap on the same fits")
+    b.add_argument("--simulator", choices=("package", "independent"), default="package")
+    b.add_argument("--families", default="paper")
+    b.add_argument("--first-seed", type=int, default=400700)
+    b.add_argument("--seeds", type=int, default=10)
+    b.add_argument("--resamples", type=int, default=50)
+    b.add_argument("--d", type=int, default=5)
+    b.add_argument("--n", type=int, default=1000)
+    b.add_argument("--out", required=True)
+    bs = sub.add_parser("bootstrap-summary", help="numbers of the bootstrap comparison")
+    bs.add_argument("rows", nargs="+")
+    bs.add_argument("--csv", default=None, help="the table, with the command")
     fl = sub.add_parser("floor", help="how many wrong decisions any map could leave undecided")
     fl.add_argument("rows", nargs="+")
     fl.add_argument("--C", type=float, default=1.0)
@@ -624,6 +705,7 @@ def main(argv: list[str] | None = None) -> None:
     args.command = " ".join(["python", "benchmarks/edge_confidence.py",
                              *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing, "floor": floor,
+     "bootstrap": compare_bootstrap, "bootstrap-summary": compare_summary,
      "reliability": reliability}[args.cmd](args)
 
 
