@@ -364,7 +364,8 @@ def breakdown_band(c: np.ndarray, wrong: np.ndarray, allowance: float) -> tuple:
     marks undecided with at most ``allowance`` undecided pairs, and its band."""
     wrong = wrong.astype(bool)
     best = (0.0, None)
-    grid = np.unique(np.concatenate([[0.0, 1.0], np.quantile(c, np.linspace(0, 1, 401))]))
+    grid = np.unique(np.concatenate([[0.0, 1.0], np.quantile(c, np.linspace(0, 1, 401),
+                                                                method="nearest")]))
     lows, highs = grid[grid <= 0.5], grid[grid >= 0.5]
     for lo in lows:
         for hi in highs:
