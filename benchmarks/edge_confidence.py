@@ -285,7 +285,10 @@ def wrong_features(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray
         ev, T = r["evidence"], np.asarray(r["truth"])
         E, C = np.asarray(r["adjacency"]), np.asarray(r["confidence"])
         ratio = np.asarray(ev.get("noise_ratio") or np.zeros(T.shape[0]))
-        margins = [confidence._margin_feature(m) for m in ev["margins"]]
+        # log(ratio - 1) of every ordering step's margin, capped as the map reads it
+        margins = [float(np.log(max(min(confidence.MARGIN_CAP if m is None else m,
+                                        confidence.MARGIN_CAP) - 1.0, 0.0) + 1e-3))
+                   for m in ev["margins"]]
         feats = {}
         for kind, (a, b, x) in confidence.pair_features(ev):
             feats[a, b] = (kind, x)
