@@ -273,8 +273,182 @@ def fit_map(args: argparse.Namespace) -> None:
         print(f'    "{side}": {tuple(round(float(c), 4) for c in coef)},')
 
 
+def wrong_features(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """Per ordered pair of every fit with evidence: the features a map could read (both of
+    :func:`creator_plugin.confidence.pair_features`' entries on the pair, ``|z|``, the two
+    ordering margins, the two features' measurement-noise ratios), whether the returned
+    decision is wrong, the confidence, and the pair's (simulator, family, seed, kind)."""
+    X, wrong, conf, keys = [], [], [], []
+    for r in rows:
+        if r.get("status") != "ok" or not r.get("evidence"):
+            continue
+        ev, T = r["evidence"], np.asarray(r["truth"])
+        E, C = np.asarray(r["adjacency"]), np.asarray(r["confidence"])
+        ratio = np.asarray(ev.get("noise_ratio") or np.zeros(T.shape[0]))
+        # log(ratio - 1) of every ordering step's margin, capped as the map reads it
+        margins = [float(np.log(max(min(confidence.MARGIN_CAP if m is None else m,
+                                        confidence.MARGIN_CAP) - 1.0, 0.0) + 1e-3))
+                   for m in ev["margins"]]
+        feats = {}
+        for kind, (a, b, x) in confidence.pair_features(ev):
+            feats[a, b] = (kind, x)
+        zs = {(q["parent"], q["child"]): abs(q["statistic"] - q["threshold"]) / max(q["se"], 1e-12)
+              for q in ev["pairs"]}
+        for (a, b), (kind, _x) in feats.items():
+            j, i = (a, b) if kind == "upper" else (b, a)
+            up = feats[j, i][1]
+            lo = feats[i, j][1]
+            X.append([*up, *lo, min(zs[j, i], 10.0), margins[j], margins[i],
+                      float(np.log1p(ratio[j])), float(np.log1p(ratio[i])),
+                      float(kind == "upper")])
+            w = int(E[a, b] != T[a, b])
+            wrong.append(w)
+            conf.append(float(C[a, b]))
+            rev = E[b, a] != T[b, a]
+            keys.append((r["simulator"], r["family"], r["seed"],
+                         "" if not w else "reversal" if rev else
+                         "false edge" if E[a, b] else "missed edge"))
+    return np.asarray(X), np.asarray(wrong), np.asarray(conf), keys
+
+
+def floor(args: argparse.Namespace) -> None:
+    """How many wrong decisions any map of the per-pair evidence could leave undecided
+    within the sharpness allowance (2 x wrong + 2 % of the pairs), per simulator: (a) any
+    band of the current confidence; (b) the pairs ranked by a logistic model of "the
+    decision is wrong" on :func:`wrong_features` (quadratic terms, fitted on half the seeds
+    and applied to the other half, both ways), the top ``allowance`` taken undecided: a
+    generous estimate of what any map of these features reaches, monotone or not (the
+    current confidence's logit, its absolute value and square are among the features)."""
+    rows = [r for r in row_files.read_jsonl(args.rows) if r.get("family") in BAR_FAMILIES]
+    X, wrong, conf, keys = wrong_features(rows)
+    logit = np.log(np.clip(conf, 1e-6, 1 - 1e-6) / np.clip(1 - conf, 1e-6, 1))
+    X = np.column_stack([X, X ** 2, logit, np.abs(logit), logit ** 2])
+    X = (X - X.mean(0)) / np.maximum(X.std(0), 1e-9)
+    sims = np.array([k[0] for k in keys])
+    seeds = np.array([k[2] for k in keys])
+    out = []
+    for sim in sorted(set(sims)):
+        m = sims == sim
+        w, c = wrong[m], conf[m]
+        allowance = int(2 * w.sum() + 0.02 * m.sum())
+        band = breakdown_band(c, w, allowance)
+        score = np.zeros(m.sum())
+        half = seeds[m] % 2 == 0
+        for part in (half, ~half):
+            beta = logistic_fit(X[m][~part], w[~part], C=args.C)
+            score[part] = beta[0] + X[m][part] @ beta[1:]
+        top = np.argsort(-score)[:allowance]
+        caught = np.zeros(m.sum(), bool)
+        caught[top] = True
+        kinds = {}
+        for k, cw, cc in zip([k for k, mm in zip(keys, m) if mm], caught, c):
+            if k[3]:
+                confident = not (LOW < cc < HIGH)
+                key = f"{k[3]}: wrong / confident now / caught by the ranking"
+                t = kinds.setdefault(key, [0, 0, 0])
+                t[0] += 1
+                t[1] += int(confident)
+                t[2] += int(cw)
+        out.append({"simulator": sim, "fits": len({k[1:3] for k, mm in zip(keys, m) if mm}),
+                    "pairs": int(m.sum()), "wrong": int(w.sum()), "allowance": allowance,
+                    "undecided_now_share": round(float(((c > LOW) & (c < HIGH))[w == 1].mean()), 4),
+                    "best_band_share": band[0], "best_band": band[1],
+                    "ranking_share": round(float(caught[w == 1].mean()), 4), **kinds,
+                    "command": args.command})
+    for o in out:
+        print(json.dumps(o))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text("".join(json.dumps(o) + "\n" for o in out))
+
+
+def breakdown_band(c: np.ndarray, wrong: np.ndarray, allowance: float) -> tuple:
+    """The largest share of wrong decisions any band ``lo < c < hi`` of the confidence
+    marks undecided with at most ``allowance`` undecided pairs, and its band."""
+    wrong = wrong.astype(bool)
+    best = (0.0, None)
+    grid = np.unique(np.concatenate([[0.0, 1.0], np.quantile(c, np.linspace(0, 1, 401),
+                                                                method="nearest")]))
+    lows, highs = grid[grid <= 0.5], grid[grid >= 0.5]
+    for lo in lows:
+        for hi in highs:
+            und = (c > lo) & (c < hi)
+            if und.sum() <= allowance and und[wrong].mean() > best[0]:
+                best = (round(float(und[wrong].mean()), 4), (round(float(lo), 5),
+                                                             round(float(hi), 5)))
+    return best
+
+
+def compare_bootstrap(args: argparse.Namespace) -> None:
+    """Per data set: one default fit's ``edge_confidence_`` and, on the same fit,
+    ``bootstrap(X, resamples, estimator=model).get_probabilities()``, both against the truth
+    in the fit's labels, with the CPU time of each (rows appended per fit; resumable)."""
+    from creator_plugin import bootstrap
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = ({(r["family"], r["seed"]) for r in row_files.read_jsonl(out)}
+            if row_files.exists(out) else set())
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        for family in args.families.split(","):
+            if (family, seed) in done:
+                continue
+            X, A, Y = data_of(args.simulator, family, args.d, args.d, args.n, seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cpu = time.process_time()
+                model = CREATOR(args.d, random_state=seed).fit(X)
+                fit_s = time.process_time() - cpu
+                result = bootstrap(X, args.resamples, estimator=model, random_state=seed)
+                boot_s = time.process_time() - cpu - fit_s
+            matching, _ = match_latents(A, Y, model.latents_)
+            truth = (np.asarray(A) != 0).astype(int)[np.ix_(matching, matching)]
+            row_files.append_jsonl(out, [{
+                "simulator": args.simulator, "family": family, "d": args.d, "n": args.n,
+                "seed": seed, "resamples": args.resamples, "truth": truth.tolist(),
+                "adjacency": model.adjacency_matrix_.tolist(),
+                "confidence": np.round(model.edge_confidence_, 5).tolist(),
+                "bootstrap": np.round(result.get_probabilities(), 5).tolist(),
+                "fit_cpu_s": round(fit_s, 3), "bootstrap_cpu_s": round(boot_s, 3)}])
+
+
+def compare_summary(args: argparse.Namespace) -> None:
+    """The comparison's numbers per family and pooled: ECE, Brier score, the useful and
+    sharp numbers of :func:`metrics_of` for each of the two probabilities."""
+    rows = row_files.read_jsonl(args.rows)
+    table = []
+    for fam in [*dict.fromkeys(r["family"] for r in rows), "pooled"]:
+        sub = [r for r in rows if fam in ("pooled", r["family"])]
+        for source in ("confidence", "bootstrap"):
+            pairs = []
+            for r in sub:
+                T, E, C = (np.asarray(r[k]) for k in ("truth", "adjacency", source))
+                d = T.shape[0]
+                pairs += [{"simulator": r["simulator"], "family": r["family"],
+                           "seed": r["seed"], "a": a, "b": b, "truth": int(T[a, b]),
+                           "edge": int(E[a, b]), "c": float(C[a, b]), "near": False}
+                          for a in range(d) for b in range(d) if a != b]
+            m = metrics_of(pairs)
+            c = np.array([p["c"] for p in pairs])
+            y = np.array([p["truth"] for p in pairs])
+            m = {k: v for k, v in m.items() if k not in ("near_pairs", "ece_near")}
+            table.append({"family": fam, "probability": source, **m,
+                          "brier": float(np.mean((c - y) ** 2)),
+                          "cpu_s_per_fit": float(np.mean([r["fit_cpu_s"] if source ==
+                                                          "confidence" else r["bootstrap_cpu_s"]
+                                                          for r in sub]))})
+    fields = list(table[0])
+    writer = csv.DictWriter(sys.stdout, fields)
+    writer.writeheader()
+    for t in table:
+        writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()})
+    if args.csv:
+        _write_table(args.csv, table, fields, args.command, digits=4)
+
+
 def timing(args: argparse.Namespace) -> None:
-    """Best-of-``repeats`` time of default fits with and without the confidence (without:
+    """Best-of-``repeats`` time (wall and CPU of this process) of default fits with and
+    without the confidence (without:
     :mod:`creator_plugin.confidence`'s two steps replaced by ones that return nothing, which
     the fit reads as a fit without confidence)."""
     datasets = [data_of("package", "paper", args.d, args.d, args.n, s)[0]
@@ -284,10 +458,10 @@ def timing(args: argparse.Namespace) -> None:
     def total():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for s, X in enumerate(datasets):
                 CREATOR(args.d, random_state=s).fit(X)
-            return time.perf_counter() - start
+            return time.perf_counter() - start, time.process_time() - cpu
 
     best = {}
     try:
@@ -295,13 +469,20 @@ def timing(args: argparse.Namespace) -> None:
             for label in ("with", "without"):
                 confidence.confidence_record, confidence.edge_confidence = (
                     steps if label == "with" else (lambda *a, **k: None,) * 2)
-                best[label] = min(best.get(label, np.inf), total())
+                wall, cpu = total()
+                best[label] = min(best.get(label, np.inf), wall)
+                best[label + "_cpu"] = min(best.get(label + "_cpu", np.inf), cpu)
     finally:
         confidence.confidence_record, confidence.edge_confidence = steps
-    print(json.dumps({"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
-                      "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
-                      "ratio": round(best["with"] / best["without"], 4),
-                      "command": args.command}))
+    out = {"d": args.d, "n": args.n, "seeds": args.seeds, "repeats": args.repeats,
+           "with_s": round(best["with"], 3), "without_s": round(best["without"], 3),
+           "ratio": round(best["with"] / best["without"], 4),
+           "with_cpu_s": round(best["with_cpu"], 3), "without_cpu_s": round(best["without_cpu"], 3),
+           "cpu_ratio": round(best["with_cpu"] / best["without_cpu"], 4),
+           "command": args.command}
+    print(json.dumps(out))
+    if args.out:
+        Path(args.out).write_text(json.dumps(out) + "\n")
 
 
 #: Bin edges of the reliability diagrams: ten equal-width bins of [0, 1].
@@ -494,11 +675,28 @@ def main(argv: list[str] | None = None) -> None:
     f = sub.add_parser("fit-map", help="fit the map on tuning rows")
     f.add_argument("rows", nargs="+")
     f.add_argument("--C", type=float, default=1.0)
+    b = sub.add_parser("bootstrap", help="edge_confidence_ against bootstrap on the same fits")
+    b.add_argument("--simulator", choices=("package", "independent"), default="package")
+    b.add_argument("--families", default="paper")
+    b.add_argument("--first-seed", type=int, default=400700)
+    b.add_argument("--seeds", type=int, default=10)
+    b.add_argument("--resamples", type=int, default=50)
+    b.add_argument("--d", type=int, default=5)
+    b.add_argument("--n", type=int, default=1000)
+    b.add_argument("--out", required=True)
+    bs = sub.add_parser("bootstrap-summary", help="numbers of the bootstrap comparison")
+    bs.add_argument("rows", nargs="+")
+    bs.add_argument("--csv", default=None, help="the table, with the command")
+    fl = sub.add_parser("floor", help="how many wrong decisions any map could leave undecided")
+    fl.add_argument("rows", nargs="+")
+    fl.add_argument("--C", type=float, default=1.0)
+    fl.add_argument("--out", default=None, help="write the rows (JSON lines) here too")
     t = sub.add_parser("timing", help="fit time with and without the confidence")
     t.add_argument("--d", type=int, default=5)
     t.add_argument("--n", type=int, default=1000)
     t.add_argument("--seeds", type=int, default=30)
     t.add_argument("--repeats", type=int, default=3)
+    t.add_argument("--out", default=None, help="write the result (JSON) here too")
     g = sub.add_parser("reliability", help="reliability diagrams per family, binned table")
     g.add_argument("inputs", nargs="+", metavar="[LABEL=]PAIRS",
                    help="pairs CSV (summary --pairs-csv) or per-fit rows, with a label "
@@ -510,7 +708,8 @@ def main(argv: list[str] | None = None) -> None:
     # process's (a test runner's or a worker's).
     args.command = " ".join(["python", "benchmarks/edge_confidence.py",
                              *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
-    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing,
+    {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing, "floor": floor,
+     "bootstrap": compare_bootstrap, "bootstrap-summary": compare_summary,
      "reliability": reliability}[args.cmd](args)
 
 
