@@ -210,11 +210,7 @@ def summary(args: argparse.Namespace) -> None:
         for sim in sorted({p["simulator"] for p in pairs}):
             print(sim, json.dumps(breakdown([p for p in pairs if p["simulator"] == sim
                                              and p["family"] in BAR_FAMILIES])))
-    fields = list(table[0])
-    writer = csv.DictWriter(sys.stdout, fields)
-    writer.writeheader()
-    for t in table:
-        writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()})
+    fields = _print_table(table)
     if args.pairs_csv:
         import gzip
 
@@ -437,13 +433,19 @@ def compare_summary(args: argparse.Namespace) -> None:
                           "cpu_s_per_fit": float(np.mean([r["fit_cpu_s"] if source ==
                                                           "confidence" else r["bootstrap_cpu_s"]
                                                           for r in sub]))})
+    fields = _print_table(table)
+    if args.csv:
+        _write_table(args.csv, table, fields, args.command, digits=4)
+
+
+def _print_table(table: list[dict]) -> list[str]:
+    """Write the table's rows to stdout as CSV (floats to 4 digits); return its fields."""
     fields = list(table[0])
     writer = csv.DictWriter(sys.stdout, fields)
     writer.writeheader()
     for t in table:
         writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in t.items()})
-    if args.csv:
-        _write_table(args.csv, table, fields, args.command, digits=4)
+    return fields
 
 
 def timing(args: argparse.Namespace) -> None:
