@@ -358,8 +358,9 @@ def _clamped_fit(X_list: list, config: FitConfig, ranks: list[int],
     sd = np.where(sd > 0, sd, 1.0)  # unit pooled within-environment SD, mixing columns positive
     signs = np.sign(mixing[np.argmax(np.abs(mixing), axis=0), np.arange(d)])
     signs = np.where(signs == 0, 1.0, signs)
-    components = components * (signs / sd)[:, None]
-    latents, mixing, feature_latent_cov = _encode_decode(X_list, mean, components, red)
+    scale = signs / sd  # the encoding is linear: rescale its outputs, not the data again
+    components, latents = components * scale[:, None], [L * scale for L in latents]
+    mixing, feature_latent_cov = mixing / scale, feature_latent_cov * scale
     adjacency = np.zeros((d, d), dtype=int)
     sem = sem_parameters(latents, adjacency)
     cells = clamped.clamped_cells(latents)
