@@ -86,9 +86,76 @@ def fit_row(simulator: str, family: str, d: int, n: int, seed: int, refine: str)
         truth=truth.tolist(), matched_locr2=round(float(M[np.arange(d), matching].mean()), 4),
         confidence=(np.round(model.edge_confidence_, 5).tolist()
                     if hasattr(model, "edge_confidence_") else None),
-        evidence=evidence,
+        evidence=evidence, fit_stats=fit_statistics(model),
     )
     return row
+
+
+def noise_dependence(latents: list) -> dict:
+    """Residual dependence of a fit's recovered noises: per environment the Gram-Schmidt
+    noises of the latents in their order (:func:`creator_plugin.quality.ordered_noises`,
+    white), and per pair ``a < b`` the fourth-order cross-cumulants ``E[z_a^2 z_b^2] - 1``,
+    ``E[z_a^3 z_b]``, ``E[z_a z_b^3]`` (zero for independent noises) in units of their
+    sampling SD; ``max_z`` the largest over pairs and environments, ``per_latent`` its
+    largest per latent (over its pairs), ``mean_z2`` the mean square."""
+    from creator_plugin.quality import ordered_noises
+
+    zs = []
+    d = latents[0].shape[1]
+    per = np.zeros(d)
+    for Z in ordered_noises(latents):
+        n = Z.shape[0]
+        for a in range(d):
+            for b in range(a + 1, d):
+                for prod in (Z[:, a] ** 2 * Z[:, b] ** 2 - 1.0, Z[:, a] ** 3 * Z[:, b],
+                             Z[:, a] * Z[:, b] ** 3):
+                    z = float(abs(prod.mean()) / max(prod.std() / np.sqrt(n), 1e-12))
+                    zs.append(z)
+                    per[a], per[b] = max(per[a], z), max(per[b], z)
+    zs = np.asarray(zs)
+    return {"max_z": float(zs.max()) if zs.size else 0.0,
+            "mean_z2": float(np.mean(zs ** 2)) if zs.size else 0.0,
+            "per_latent": np.round(per, 4).tolist()}
+
+
+def fit_statistics(model) -> dict:
+    """Fit-level statistics read from one fit without the truth (candidates for a doubt
+    term of the confidence): the verdict's checks (ICA agreement of the recovered noises,
+    conditioning, Gaussianity, heterogeneity, effect strength), the ordering's scores per
+    step (best raw score, re-estimated scores, joint correlations, descended minimum), the
+    polish's contrast, the graph revision's flips and :func:`noise_dependence`."""
+    diag = model.diagnostics_
+    checks = (diag.get("quality") or {}).get("checks", {})
+    K = len(model.latents_)
+    agree = checks.get("ica_agreement", {})
+    dis = np.asarray(agree.get("disagreement") or [[0.0]])
+    n = min(L.shape[0] for L in model.latents_)
+    d = model.latents_[0].shape[1]
+    steps = []
+    for st in diag.get("ordering") or []:
+        ref = sorted(st.get("refined_scores") or [])
+        steps.append({"best": st.get("best_score", 0.0) / K,
+                      "refined": [round(x / K, 6) for x in ref[:2]],
+                      "corr2": min(st.get("joint_corr2") or [1.0]),
+                      "descended": (min(st["descended_scores"]) / K
+                                    if st.get("descended_scores") else None)})
+    polish = diag.get("polish") or {}
+    revision = diag.get("graph_revision") or {}
+    return {
+        "ica_calibrated": agree.get("calibrated"),
+        "ica_scaled_per_latent": np.round(n * dis.max(axis=0) / max(d - 1, 1), 4).tolist(),
+        "condition_log10": float(np.log10(max(max((checks.get("conditioning") or {}).get(
+            "condition_numbers") or [1.0]), 1.0))),
+        "gaussianity_p": (checks.get("gaussianity") or {}).get("p_value"),
+        "heterogeneity_scale": (checks.get("heterogeneity") or {}).get("scale"),
+        "effect_ratio": (checks.get("effect_strength") or {}).get("ratio"),
+        "issues": sorted({i["kind"] for i in (diag.get("quality") or {}).get("issues", [])}),
+        "steps": steps, "polish_contrast": polish.get("contrast"),
+        "polish_start": polish.get("contrast_start"),
+        "revision_flips": len(revision.get("flips") or []),
+        "n_ica_not_converged": diag.get("n_ica_not_converged"),
+        "noise_dependence": noise_dependence(model.latents_),
+    }
 
 
 def run(args: argparse.Namespace) -> None:
