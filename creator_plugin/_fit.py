@@ -299,10 +299,7 @@ def fit_arrays(
     latents, mixing, feature_latent_cov = _encode_decode(  # step 4: encode
         X_list, mean, model.components, red)
     sem = sem_parameters(latents, model.graph.adjacency)
-    edges = None
-    if evidence is not None:  # with the doubt of the latents' unmixing
-        evidence["doubt"] = confidence.latent_doubt(latents)
-        edges = confidence.edge_confidence(evidence, K)
+    edges = _edge_confidence(evidence, latents, K)  # with the doubt of the unmixing
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
     diagnostics.update({"edge_confidence": evidence} if evidence else {})
     diagnostics["mechanism_changes"] = _changes_record(changes, route, latents, model)
@@ -464,6 +461,15 @@ def _confidence(model: _Structure, config: FitConfig, threshold: float,
     return confidence.confidence_record(stage.reduced, stage.noise, model.graph,
                                         model.order.steps, threshold,
                                         stage.reduction.explained_variance)
+
+
+def _edge_confidence(evidence: dict | None, latents: list, K: int):
+    """``edge_confidence_`` from the evidence with the doubt of the latents' unmixing
+    (:func:`.confidence.latent_doubt`, added to the evidence); None without evidence."""
+    if evidence is None:
+        return None
+    evidence["doubt"] = confidence.latent_doubt(latents)
+    return confidence.edge_confidence(evidence, K)
 
 
 def _noise_record(noise, components: np.ndarray, red, sem) -> dict:
