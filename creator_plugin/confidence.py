@@ -230,10 +230,10 @@ def pair_features(record: dict) -> list[tuple[str, tuple[int, int, np.ndarray]]]
 #: :func:`latent_doubt` of this size has its log-odds halved. Chosen on
 #: simulated tuning data only (the six workload families of the accuracy
 #: targets, five latents, five environments, 1,000 rows each, both
-#: simulators, 2,400 fits), among levels 10-80 and shrinkages ``1 / (1 +
-#: (u / level)^p)``, ``p`` = 1-3: the strongest doubt that kept the undecided
-#: pairs of every family within the sharpness target (2 x the wrong decisions
-#: + 2 % of the pairs) there.
+#: simulators, 2,400 fits), among shrinkages ``1 / (1 + (u / level)^p)``,
+#: ``p`` = 1-3, and levels 10-80: the smallest level (the strongest doubt) of
+#: this form that kept the undecided pairs of every family within the
+#: sharpness target (2 x the wrong decisions + 2 % of the pairs) there.
 DOUBT_LEVEL = 80.0
 
 #: Rows per environment :func:`latent_doubt` reads (a seeded subsample beyond):
