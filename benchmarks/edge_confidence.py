@@ -23,6 +23,7 @@ Usage::
     python benchmarks/edge_confidence.py summary ROWS.jsonl [...] --csv OUT.csv \\
         --pairs-csv PAIRS.csv.gz
     python benchmarks/edge_confidence.py timing --d 5 --n 1000 --seeds 30 --repeats 3
+    python benchmarks/edge_confidence.py doubt TUNING_ROWS.jsonl [...] --out OUT.jsonl
     python benchmarks/edge_confidence.py reliability auto=PAIRS.csv.gz none=PAIRS2.csv.gz \\
         --csv OUT.csv --figure OUT.png
 
@@ -86,9 +87,76 @@ def fit_row(simulator: str, family: str, d: int, n: int, seed: int, refine: str)
         truth=truth.tolist(), matched_locr2=round(float(M[np.arange(d), matching].mean()), 4),
         confidence=(np.round(model.edge_confidence_, 5).tolist()
                     if hasattr(model, "edge_confidence_") else None),
-        evidence=evidence,
+        evidence=evidence, fit_stats=fit_statistics(model),
     )
     return row
+
+
+def noise_dependence(latents: list) -> dict:
+    """Residual dependence of a fit's recovered noises: per environment the Gram-Schmidt
+    noises of the latents in their order (:func:`creator_plugin.quality.ordered_noises`,
+    white), and per pair ``a < b`` the fourth-order cross-cumulants ``E[z_a^2 z_b^2] - 1``,
+    ``E[z_a^3 z_b]``, ``E[z_a z_b^3]`` (zero for independent noises) in units of their
+    sampling SD; ``max_z`` the largest over pairs and environments, ``per_latent`` its
+    largest per latent (over its pairs), ``mean_z2`` the mean square."""
+    from creator_plugin.quality import ordered_noises
+
+    zs = []
+    d = latents[0].shape[1]
+    per = np.zeros(d)
+    for Z in ordered_noises(latents):
+        n = Z.shape[0]
+        for a in range(d):
+            for b in range(a + 1, d):
+                for prod in (Z[:, a] ** 2 * Z[:, b] ** 2 - 1.0, Z[:, a] ** 3 * Z[:, b],
+                             Z[:, a] * Z[:, b] ** 3):
+                    z = float(abs(prod.mean()) / max(prod.std() / np.sqrt(n), 1e-12))
+                    zs.append(z)
+                    per[a], per[b] = max(per[a], z), max(per[b], z)
+    zs = np.asarray(zs)
+    return {"max_z": float(zs.max()) if zs.size else 0.0,
+            "mean_z2": float(np.mean(zs ** 2)) if zs.size else 0.0,
+            "per_latent": np.round(per, 4).tolist()}
+
+
+def fit_statistics(model) -> dict:
+    """Fit-level statistics read from one fit without the truth (candidates for a doubt
+    term of the confidence): the verdict's checks (ICA agreement of the recovered noises,
+    conditioning, Gaussianity, heterogeneity, effect strength), the ordering's scores per
+    step (best raw score, re-estimated scores, joint correlations, descended minimum), the
+    polish's contrast, the graph revision's flips and :func:`noise_dependence`."""
+    diag = model.diagnostics_
+    checks = (diag.get("quality") or {}).get("checks", {})
+    K = len(model.latents_)
+    agree = checks.get("ica_agreement", {})
+    dis = np.asarray(agree.get("disagreement") or [[0.0]])
+    n = min(L.shape[0] for L in model.latents_)
+    d = model.latents_[0].shape[1]
+    steps = []
+    for st in diag.get("ordering") or []:
+        ref = sorted(st.get("refined_scores") or [])
+        steps.append({"best": st.get("best_score", 0.0) / K,
+                      "refined": [round(x / K, 6) for x in ref[:2]],
+                      "corr2": min(st.get("joint_corr2") or [1.0]),
+                      "descended": (min(st["descended_scores"]) / K
+                                    if st.get("descended_scores") else None)})
+    polish = diag.get("polish") or {}
+    revision = diag.get("graph_revision") or {}
+    return {
+        "ica_calibrated": agree.get("calibrated"),
+        "ica_scaled_per_latent": np.round(n * dis.max(axis=0) / max(d - 1, 1), 4).tolist(),
+        "condition_log10": float(np.log10(max(max((checks.get("conditioning") or {}).get(
+            "condition_numbers") or [1.0]), 1.0))),
+        "gaussianity_p": (checks.get("gaussianity") or {}).get("p_value"),
+        "heterogeneity_scale": (checks.get("heterogeneity") or {}).get("scale"),
+        "effect_ratio": (checks.get("effect_strength") or {}).get("ratio"),
+        "issues": sorted({i["kind"] for i in (diag.get("quality") or {}).get("issues", [])}),
+        "steps": steps, "polish_contrast": polish.get("contrast"),
+        "polish_start": polish.get("contrast_start"),
+        "revision_flips": len(revision.get("flips") or []),
+        "n_ica_not_converged": diag.get("n_ica_not_converged"),
+        "noise_dependence": noise_dependence(model.latents_),
+    }
 
 
 def run(args: argparse.Namespace) -> None:
@@ -105,15 +173,18 @@ def run(args: argparse.Namespace) -> None:
             row_files.append_jsonl(out, rows)
 
 
-def pairs_of(rows: list[dict], recompute: bool = False) -> list[dict]:
+def pairs_of(rows: list[dict], recompute: bool = False, doubt: bool = True) -> list[dict]:
     """One record per ordered pair (a, b), a != b, of every fit: truth, decision, confidence,
-    and whether the decision lies within 3 standard errors of the pruning level."""
+    and whether the decision lies within 3 standard errors of the pruning level (with
+    ``recompute``, the confidence recomputed from the evidence; without ``doubt``, without
+    the latents' doubt term of :func:`creator_plugin.confidence.doubt_factor`)."""
     out = []
     for r in rows:
         if r.get("status") != "ok" or r.get("confidence") is None:
             continue
         T, E = np.asarray(r["truth"]), np.asarray(r["adjacency"])
-        C = (confidence.edge_confidence(r["evidence"], r["K"]) if recompute
+        evidence = r["evidence"] if doubt else {**r["evidence"], "doubt": None}
+        C = (confidence.edge_confidence(evidence, r["K"]) if recompute or not doubt
              else np.asarray(r["confidence"]))
         near = np.zeros_like(T, dtype=bool)
         for q in r["evidence"]["pairs"]:
@@ -195,7 +266,8 @@ def breakdown(pairs: list[dict]) -> dict:
 
 
 def summary(args: argparse.Namespace) -> None:
-    pairs = pairs_of(row_files.read_jsonl(args.rows), recompute=args.recompute)
+    pairs = pairs_of(row_files.read_jsonl(args.rows), recompute=args.recompute,
+                     doubt=not args.without_doubt)
     table = []
     for sim in sorted({p["simulator"] for p in pairs}):
         sp = [p for p in pairs if p["simulator"] == sim]
@@ -269,10 +341,14 @@ def fit_map(args: argparse.Namespace) -> None:
         print(f'    "{side}": {tuple(round(float(c), 4) for c in coef)},')
 
 
-def wrong_features(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+def wrong_features(rows: list[dict], fit_level: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """Per ordered pair of every fit with evidence: the features a map could read (both of
     :func:`creator_plugin.confidence.pair_features`' entries on the pair, ``|z|``, the two
-    ordering margins, the two features' measurement-noise ratios), whether the returned
+    ordering margins, the two features' measurement-noise ratios; with ``fit_level``, from
+    :func:`fit_statistics` also the log of the calibrated ICA disagreement, the largest and
+    summed step scores, the noises' cross-cumulant statistic, the conditioning and the log of
+    the two latents' per-latent ICA disagreements, smaller and larger), whether the returned
     decision is wrong, the confidence, and the pair's (simulator, family, seed, kind)."""
     X, wrong, conf, keys = [], [], [], []
     for r in rows:
@@ -297,6 +373,14 @@ def wrong_features(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray
             X.append([*up, *lo, min(zs[j, i], 10.0), margins[j], margins[i],
                       float(np.log1p(ratio[j])), float(np.log1p(ratio[i])),
                       float(kind == "upper")])
+            if fit_level:
+                fs = r["fit_stats"]
+                per = np.log1p(np.asarray(fs["ica_scaled_per_latent"]))
+                X[-1] += [float(np.log(max(fs["ica_calibrated"], 1e-9))),
+                          max(st["best"] for st in fs["steps"][:-1]),
+                          sum(st["best"] for st in fs["steps"][:-1]),
+                          fs["noise_dependence"]["mean_z2"], fs["condition_log10"],
+                          min(per[a], per[b]), max(per[a], per[b])]
             w = int(E[a, b] != T[a, b])
             wrong.append(w)
             conf.append(float(C[a, b]))
@@ -316,7 +400,7 @@ def floor(args: argparse.Namespace) -> None:
     generous estimate of what any map of these features reaches, monotone or not (the
     current confidence's logit, its absolute value and square are among the features)."""
     rows = [r for r in row_files.read_jsonl(args.rows) if r.get("family") in BAR_FAMILIES]
-    X, wrong, conf, keys = wrong_features(rows)
+    X, wrong, conf, keys = wrong_features(rows, fit_level=args.fit_level)
     logit = np.log(np.clip(conf, 1e-6, 1 - 1e-6) / np.clip(1 - conf, 1e-6, 1))
     X = np.column_stack([X, X ** 2, logit, np.abs(logit), logit ** 2])
     X = (X - X.mean(0)) / np.maximum(X.std(0), 1e-9)
@@ -356,6 +440,128 @@ def floor(args: argparse.Namespace) -> None:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text("".join(json.dumps(o) + "\n" for o in out))
+
+
+def _step_ratio(steps: list[dict]) -> float:
+    """``-log(ratio - 1)`` of the closest call among the ordering's re-estimated steps."""
+    ratios = [st["refined"][1] / max(st["refined"][0], 1e-12) for st in steps[:-1]
+              if len(st["refined"]) == 2]
+    return float(-np.log(max(min(ratios, default=10.0) - 1.0, 1e-3)))
+
+
+#: Fit-level candidates of a doubt term, read from :func:`fit_statistics` (larger: more
+#: doubt), with what each is.
+DOUBT_CANDIDATES = {
+    "ica_calibrated": ("verdict's calibrated ICA disagreement (mean over noises)",
+                       lambda fs: fs["ica_calibrated"]),
+    "ica_worst_latent": ("largest per-latent scaled ICA disagreement",
+                         lambda fs: max(fs["ica_scaled_per_latent"])),
+    "ica_second_latent": ("second largest per-latent scaled ICA disagreement",
+                          lambda fs: sorted(fs["ica_scaled_per_latent"])[-2]),
+    "condition_log10": ("log10 of the latents' worst condition number",
+                        lambda fs: fs["condition_log10"]),
+    "gaussianity_log10_p": ("log10 p of the Gaussianity test",
+                            lambda fs: float(np.log10(max(fs["gaussianity_p"], 1e-6)))),
+    "weak_heterogeneity": ("-log of the heterogeneity test's scale",
+                           lambda fs: -float(np.log(fs["heterogeneity_scale"] or 1e-9))),
+    "weak_effects": ("-log of the strongest edge's ratio to the level",
+                     lambda fs: -float(np.log(fs["effect_ratio"] or 1e-9))),
+    "step_score_max": ("largest ordering step's best consistency score / K",
+                       lambda fs: max(st["best"] for st in fs["steps"][:-1])),
+    "step_score_sum": ("sum over steps of the best consistency score / K",
+                       lambda fs: sum(st["best"] for st in fs["steps"][:-1])),
+    "refined_score_max": ("largest re-estimated winner's score / K",
+                          lambda fs: max((st["refined"][0] for st in fs["steps"][:-1]
+                                          if st["refined"]), default=0.0)),
+    "closest_call": ("-log(ratio - 1) of the closest re-estimated call", lambda fs:
+                     _step_ratio(fs["steps"])),
+    "joint_corr2_gap": ("1 - smallest joint re-estimation corr^2",
+                        lambda fs: 1 - min(st["corr2"] for st in fs["steps"][:-1])),
+    "descent_residual": ("largest step's best consistency-descent score / K",
+                         lambda fs: max((st["descended"] or 0.0) for st in fs["steps"][:-1])),
+    "polish_gain": ("polish's contrast gain", lambda fs: (fs["polish_contrast"] or 0.0)
+                    - (fs["polish_start"] or 0.0)),
+    "revision_flips": ("graph revision's flips", lambda fs: fs["revision_flips"]),
+    "noise_cumulant_z2": ("mean squared z of the noises' fourth-order cross-cumulants",
+                          lambda fs: fs["noise_dependence"]["mean_z2"]),
+    "noise_cumulant_zmax": ("largest z of the noises' fourth-order cross-cumulants",
+                            lambda fs: fs["noise_dependence"]["max_z"]),
+    "verdict_issues": ("number of the verdict's issue kinds", lambda fs: len(fs["issues"])),
+}
+
+
+def auc(score, label) -> float:
+    """Area under the ROC curve of ``score`` for ``label`` (ties count one half)."""
+    from scipy.stats import rankdata
+
+    score, label = np.asarray(score, float), np.asarray(label, bool)
+    pos, neg = int(label.sum()), int((~label).sum())
+    if not pos or not neg:
+        return float("nan")
+    ranks = rankdata(score)
+    return float((ranks[label].sum() - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def with_doubt(row: dict) -> np.ndarray:
+    """The row's confidence with the doubt term: recomputed from its evidence, the latents'
+    doubt read from the evidence or, in rows written before the term, from
+    :func:`fit_statistics` (the same statistic, to 4 decimals)."""
+    ev = dict(row["evidence"])
+    if ev.get("doubt") is None:
+        ev["doubt"] = row["fit_stats"]["ica_scaled_per_latent"]
+    return confidence.edge_confidence(ev, row["K"])
+
+
+def doubt(args: argparse.Namespace) -> None:
+    """The fit-level candidates of a doubt term on rows with :func:`fit_statistics` (tuning
+    seeds): per simulator, each candidate's AUC for the fits holding a confident wrong
+    decision (c <= 0.1 or c >= 0.9) and for those holding a confident wrong pair of a
+    reversed edge, and the share of the confident wrong pairs in the 5 % of fits the
+    candidate doubts most; then :func:`metrics_of` (pooled bar families) and the largest
+    undecided / allowance ratio over the families, of the confidence without and with the
+    doubt term (:func:`with_doubt`)."""
+    rows = [r for r in row_files.read_jsonl(args.rows) if r.get("status") == "ok"
+            and r.get("family") in BAR_FAMILIES and r.get("fit_stats")]
+    out = []
+    for sim in sorted({r["simulator"] for r in rows}):
+        sub = [r for r in rows if r["simulator"] == sim]
+        bad, rev, conf_wrong = [], [], []
+        for r in sub:
+            T, E, C = (np.asarray(r[k]) for k in ("truth", "adjacency", "confidence"))
+            wrong = (E != T) & ~np.eye(T.shape[0], dtype=bool)
+            sure = (C <= LOW) | (C >= HIGH)
+            conf_wrong.append(int((wrong & sure).sum()))
+            bad.append(conf_wrong[-1] > 0)
+            rev.append(bool((wrong & wrong.T & sure).any()))
+        conf_wrong = np.asarray(conf_wrong)
+        for name, (what, read) in DOUBT_CANDIDATES.items():
+            v = np.array([read(r["fit_stats"]) for r in sub], dtype=float)
+            top = np.argsort(-v, kind="stable")[:-(-len(v) // 20)]  # ties: the first fits
+            out.append({"simulator": sim, "candidate": name, "what": what, "fits": len(sub),
+                        "fits_with_confident_wrong": int(np.sum(bad)),
+                        "fits_with_confident_reversal": int(np.sum(rev)),
+                        "auc_confident_wrong": round(auc(v, bad), 4),
+                        "auc_confident_reversal": round(auc(v, rev), 4),
+                        "top5pct_share_of_confident_wrong_pairs":
+                            round(float(conf_wrong[top].sum() / max(conf_wrong.sum(), 1)), 4)})
+        for label in ("without doubt", "with doubt"):
+            pairs = []
+            for r in sub:
+                C = np.asarray(r["confidence"]) if label == "without doubt" else with_doubt(r)
+                pairs += pairs_of([{**r, "confidence": C.tolist()}])
+            worst = max(
+                sum(LOW < p["c"] < HIGH for p in fam) / (
+                    2 * sum(p["edge"] != p["truth"] for p in fam) + 0.02 * len(fam))
+                for fam in ([p for p in pairs if p["family"] == f] for f in BAR_FAMILIES)
+                if fam)
+            out.append({"simulator": sim, "candidate": f"rule: {label}",
+                        **metrics_of(pairs), "worst_undecided_over_allowance": round(worst, 4)})
+    for o in out:
+        print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in o.items()}))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text("".join(json.dumps({**o, "command": args.command}) + "\n"
+                                          for o in out))
 
 
 def breakdown_band(c: np.ndarray, wrong: np.ndarray, allowance: float) -> tuple:
@@ -674,6 +880,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="the wrong decisions by kind, and the best band within the allowance")
     s.add_argument("--recompute", action="store_true",
                    help="recompute the confidence from the stored evidence with the current map")
+    s.add_argument("--without-doubt", action="store_true",
+                   help="recompute the confidence without the latents' doubt term")
     f = sub.add_parser("fit-map", help="fit the map on tuning rows")
     f.add_argument("rows", nargs="+")
     f.add_argument("--C", type=float, default=1.0)
@@ -693,6 +901,11 @@ def main(argv: list[str] | None = None) -> None:
     fl.add_argument("rows", nargs="+")
     fl.add_argument("--C", type=float, default=1.0)
     fl.add_argument("--out", default=None, help="write the rows (JSON lines) here too")
+    fl.add_argument("--fit-level", action="store_true",
+                    help="add the fit-level statistics of rows written with them")
+    db = sub.add_parser("doubt", help="fit-level candidates of a doubt term (tuning rows)")
+    db.add_argument("rows", nargs="+")
+    db.add_argument("--out", default=None, help="write the rows (JSON lines) here too")
     t = sub.add_parser("timing", help="fit time with and without the confidence")
     t.add_argument("--d", type=int, default=5)
     t.add_argument("--n", type=int, default=1000)
@@ -711,7 +924,7 @@ def main(argv: list[str] | None = None) -> None:
     args.command = " ".join(["python", "benchmarks/edge_confidence.py",
                              *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     {"run": run, "summary": summary, "fit-map": fit_map, "timing": timing, "floor": floor,
-     "bootstrap": compare_bootstrap, "bootstrap-summary": compare_summary,
+     "bootstrap": compare_bootstrap, "bootstrap-summary": compare_summary, "doubt": doubt,
      "reliability": reliability}[args.cmd](args)
 
 

@@ -292,13 +292,14 @@ def fit_arrays(
     else:
         model, branches = _models(X_list, config, holder, threshold)  # 2-3: prune, disentangle
     red, noise = model.stage.reduction, model.stage.noise
-    evidence, edges = _confidence(model, config, threshold, route == "paper")  # uncertainty
+    evidence = _confidence(model, config, threshold, route == "paper")  # uncertainty
     n_rows = np.array([x.shape[0] for x in model.stage.reduced])
     mean = n_rows @ red.env_means / int(n_rows.sum())
     model = replace(model, stage=None)  # only d x d results from here on: room for the latents
     latents, mixing, feature_latent_cov = _encode_decode(  # step 4: encode
         X_list, mean, model.components, red)
     sem = sem_parameters(latents, model.graph.adjacency)
+    edges = _edge_confidence(evidence, latents, K)  # with the doubt of the unmixing
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
     diagnostics.update({"edge_confidence": evidence} if evidence else {})
     diagnostics["mechanism_changes"] = _changes_record(changes, route, latents, model)
@@ -451,15 +452,24 @@ def _changes_record(changes, route: str, latents, model: _Structure) -> dict:
 
 def _confidence(model: _Structure, config: FitConfig, threshold: float,
                 paper_route: bool = True):
-    """The evidence of the returned graph's decisions and its edge confidence
-    (:mod:`.confidence`; both None but for the residual rule on the paper's route)."""
+    """The evidence of the returned graph's decisions (:mod:`.confidence`; None but for
+    the residual rule on the paper's route); the latents' doubt is added once they are
+    encoded."""
     if config.pruning != "residual" or not paper_route:
-        return None, None
+        return None
     stage = model.stage
-    evidence = confidence.confidence_record(stage.reduced, stage.noise, model.graph,
-                                            model.order.steps, threshold,
-                                            stage.reduction.explained_variance)
-    return evidence, confidence.edge_confidence(evidence, len(stage.reduced))
+    return confidence.confidence_record(stage.reduced, stage.noise, model.graph,
+                                        model.order.steps, threshold,
+                                        stage.reduction.explained_variance)
+
+
+def _edge_confidence(evidence: dict | None, latents: list, K: int):
+    """``edge_confidence_`` from the evidence with the doubt of the latents' unmixing
+    (:func:`.confidence.latent_doubt`, added to the evidence); None without evidence."""
+    if evidence is None:
+        return None
+    evidence["doubt"] = confidence.latent_doubt(latents)
+    return confidence.edge_confidence(evidence, K)
 
 
 def _noise_record(noise, components: np.ndarray, red, sem) -> dict:

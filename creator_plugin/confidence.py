@@ -22,6 +22,13 @@ sampling error and maps the evidence to a probability.
   says how close the call was.
 * **The map** from this evidence to probabilities (:data:`MAP`) was fitted
   on simulated tuning data only and then frozen.
+* **The doubt of the unmixing.** The pruning's evidence takes the latents as
+  right. Where a latent's recovered noise is not an independent source of
+  its environments (:func:`latent_doubt`, from the verdict's ICA agreement),
+  the latents are unmixed imperfectly and a decision about an edge between
+  two such latents, its direction most of all, is less certain than its
+  statistics say: the log-odds of every pair with a returned edge either way
+  between two doubted latents are shrunk toward 0 (:func:`doubt_factor`).
 
 The confidence describes the returned graph: decisions flipped by the graph
 revision or search (``"revised"``, ``"searched"`` in the decisions) are
@@ -32,7 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAP", "UNDECIDED", "coefficient_se", "confidence_record", "edge_confidence",
+__all__ = ["DOUBT_LEVEL", "DOUBT_MAX_SAMPLES", "MAP", "UNDECIDED", "coefficient_se",
+           "confidence_record", "doubt_factor", "edge_confidence", "latent_doubt",
            "pair_features", "pruning_evidence", "step_margins", "undecided_pairs"]
 
 #: Confidences strictly between these are *undecided* (:func:`undecided_pairs`).
@@ -218,8 +226,85 @@ def pair_features(record: dict) -> list[tuple[str, tuple[int, int, np.ndarray]]]
     return out
 
 
+#: The level of :func:`doubt_factor`: a pair whose two latents both have a
+#: :func:`latent_doubt` of this size has its log-odds halved. Chosen on
+#: simulated tuning data only (the six workload families of the accuracy
+#: targets, five latents, five environments, 1,000 rows each, both
+#: simulators, 2,400 fits), among shrinkages ``1 / (1 + (u / level)^p)``,
+#: ``p`` = 1-3, and levels 10-80: the smallest level (the strongest doubt) of
+#: this form that kept the undecided pairs of every family within the
+#: sharpness target (2 x the wrong decisions + 2 % of the pairs) there.
+DOUBT_LEVEL = 80.0
+
+#: Rows per environment :func:`latent_doubt` reads (a seeded subsample beyond):
+#: the statistic's scale does not depend on n, its cost stops growing with it.
+DOUBT_MAX_SAMPLES = 2000
+
+
+def latent_doubt(latents) -> list[float]:
+    """Per latent, how far its recovered noise is from an independent source of its
+    environments.
+
+    The verdict's ICA agreement (:func:`creator_plugin.quality.ica_agreement`):
+    in every environment FastICA is started at the Gram-Schmidt noises of the
+    latents in their order; ``1 - max_c corr^2`` of noise i with the
+    environment's ICA sources is O(1/n) when the noise is a source. The doubt of
+    latent i is the largest over the environments of ``n_k (1 - max_c
+    corr^2) / (d - 1)`` (``n_k`` the rows read, at most
+    :data:`DOUBT_MAX_SAMPLES`): a few units for right noises, tens to hundreds
+    where the ordering extracted a mixture of sources.
+
+    Parameters
+    ----------
+    latents : list of ndarray (n_k, d)
+        The fit's latents per environment, in causal order.
+
+    Returns
+    -------
+    list of float (d,)
+    """
+    from .quality import ica_agreement
+
+    latents = [np.asarray(L, dtype=float) for L in latents]
+    d = latents[0].shape[1]
+    if d < 2:
+        return [0.0] * d
+    agree = ica_agreement(latents, max_samples=DOUBT_MAX_SAMPLES, random_state=0)
+    rows = np.array([min(L.shape[0], DOUBT_MAX_SAMPLES) for L in latents], dtype=float)
+    scaled = rows[:, None] * np.asarray(agree["disagreement"], dtype=float) / (d - 1)
+    return [float(u) for u in scaled.max(axis=0)]
+
+
+def doubt_factor(doubt, adjacency: np.ndarray) -> np.ndarray:
+    """The (d, d) factor on the log-odds of every pair from the latents' doubt.
+
+    ``1 / (1 + min(u_a, u_b) / DOUBT_LEVEL)`` for a pair ``(a, b)`` with a
+    returned edge ``a -> b`` or ``b -> a`` (``u`` the :func:`latent_doubt`),
+    1 elsewhere: a reversed or a spurious edge between two poorly unmixed
+    latents looks like a strong edge to the pruning; a missing edge gets no
+    doubt.
+
+    Parameters
+    ----------
+    doubt : sequence of float (d,)
+    adjacency : ndarray (d, d)
+        The returned graph.
+
+    Returns
+    -------
+    ndarray (d, d) of float in (0, 1]
+    """
+    u = np.maximum(np.asarray(doubt, dtype=float), 0.0)
+    A = np.asarray(adjacency) != 0
+    factor = 1.0 / (1.0 + np.minimum.outer(u, u) / DOUBT_LEVEL)
+    return np.where(A | A.T, factor, 1.0)
+
+
 def edge_confidence(record: dict, n_environments: int) -> np.ndarray:
     """The (d, d) confidence of a fit: ``[i, j]`` the probability that latent i -> latent j.
+
+    The map's log-odds (:data:`MAP`), times :func:`doubt_factor` when the
+    record holds the latents' doubt (``"doubt"``, :func:`latent_doubt`).
 
     Parameters
     ----------
@@ -232,10 +317,17 @@ def edge_confidence(record: dict, n_environments: int) -> np.ndarray:
     ndarray (d, d) of float in [0, 1], 0 on the diagonal
     """
     d = len(record["margins"])
-    out = np.zeros((d, d))
+    logit = np.zeros((d, d))
     for kind, (a, b, x) in pair_features(record):
         coef = np.asarray(MAP[kind], dtype=float)
-        out[a, b] = 1.0 / (1.0 + np.exp(-(coef[0] + coef[1:] @ x)))
+        logit[a, b] = coef[0] + coef[1:] @ x
+    if record.get("doubt") is not None:
+        adjacency = np.zeros((d, d), dtype=int)
+        for q in record["pairs"]:
+            adjacency[q["parent"], q["child"]] = int(q["edge"])
+        logit = logit * doubt_factor(record["doubt"], adjacency)
+    out = 1.0 / (1.0 + np.exp(-logit))
+    np.fill_diagonal(out, 0.0)
     return out
 
 
@@ -275,7 +367,8 @@ def confidence_record(X_red, noise, graph, steps: list[dict], threshold: float,
         feature the pooled SD of its part not explained by the earlier
         features (the features have unit pooled SD); ``"noise_ratio"``: per
         feature the estimated measurement-noise variance in it over its
-        innovation variance.
+        innovation variance. The fit adds ``"doubt"``, :func:`latent_doubt`
+        of its latents, once they are encoded.
     """
     n_rows = np.array([x.shape[0] for x in X_red])
     raw = [x.T @ x for x in X_red]

@@ -92,3 +92,24 @@ def test_absent_for_the_rank_rules(fitted):
         again = CREATOR(3, random_state=0).fit(sim.X)
         again.set_params(pruning="rank").fit(sim.X)  # a refit drops the earlier one
     assert not hasattr(again, "edge_confidence_")
+
+
+def test_doubt_of_poorly_unmixed_latents_shrinks_their_edges():
+    rng = np.random.default_rng(0)
+    sources = [rng.laplace(size=(1000, 3)) for _ in range(2)]
+    doubt = confidence.latent_doubt(sources)
+    assert max(doubt) < 10  # independent sources: a few units
+    c, s = np.cos(0.5), np.sin(0.5)
+    rotate = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    mixed = confidence.latent_doubt([S @ rotate for S in sources])
+    assert mixed[0] < 10 and min(mixed[1:]) > confidence.DOUBT_LEVEL  # a mixture: tens
+    clear = _record(1.5, 5000.0, edge=True)
+    assert confidence.edge_confidence(clear, 5)[0, 1] > 0.9
+    doubted = confidence.edge_confidence({**clear, "doubt": [2 * confidence.DOUBT_LEVEL] * 2}, 5)
+    kept = confidence.edge_confidence({**clear, "doubt": [2 * confidence.DOUBT_LEVEL, 1.0]}, 5)
+    assert 0.5 < doubted[0, 1] < 0.9 and 0.1 < doubted[1, 0] < 0.5  # undecided both ways
+    assert kept[0, 1] > 0.9 and kept[1, 0] < 0.1  # one clean latent: no doubt
+    absent = _record(0.01, 3.0, edge=False)  # a missing edge is not doubted
+    np.testing.assert_array_equal(
+        confidence.edge_confidence({**absent, "doubt": [1e4, 1e4]}, 5),
+        confidence.edge_confidence(absent, 5))
