@@ -7,7 +7,8 @@ Three steps (one BLAS thread, CPU time)::
     OMP_NUM_THREADS=1 python benchmarks/experiments/polish_bound_probe.py capture \\
         --d 40 --seed 500002 --prefix /tmp/d40s2
     # the polish of that input, dense BFGS or the limited-memory form forced
-    # (``lbfgsM``: M correction pairs); prints CPU s and the polish's record,
+    # (``lbfgsM``: M correction pairs) or two stages, the first on N rows per
+    # environment (``rowsN``); prints CPU s and the polish's record,
     # and the largest difference from a saved dense result
     OMP_NUM_THREADS=1 python benchmarks/experiments/polish_bound_probe.py polish \\
         /tmp/d40s2_polish.npz dense --save /tmp/dense.npy
@@ -61,12 +62,15 @@ def polish(path: str, mode: str, save: str | None, against: str | None) -> None:
             return original(*args, **kwargs)
 
         joint_ica.minimize_bfgs = forced
-    elif mode != "dense":
-        raise SystemExit("mode: dense or lbfgsM")
+    elif mode != "dense" and not mode.startswith("rows"):
+        raise SystemExit("mode: dense, lbfgsM or rowsN")
+    # rowsN: the two-stage polish, its first stage on N rows per environment
+    max_rows = int(mode[4:]) if mode.startswith("rows") else joint_ica.POLISH_MAX_ROWS
     c = time.process_time()
-    out, info = joint_ica.polish_directions(X, f["alphas"])
+    out, info = joint_ica.polish_directions(X, f["alphas"], max_rows=max_rows)
     print(mode, f"CPU s {time.process_time() - c:.1f}",
-          {k: v for k, v in info.items() if k != "subsample"})
+          {k: v for k, v in info.items() if k != "subsample"},
+          {k: v for k, v in info.get("subsample", {}).items() if k != "rows"})
     if save:
         np.save(save, out)
     if against:
@@ -108,7 +112,7 @@ def main() -> None:
     c.add_argument("--prefix", required=True)
     p = sub.add_parser("polish")
     p.add_argument("path")
-    p.add_argument("mode", help="dense, or lbfgsM (M correction pairs)")
+    p.add_argument("mode", help="dense, lbfgsM (M correction pairs) or rowsN (two stages)")
     p.add_argument("--save")
     p.add_argument("--against")
     sub.add_parser("evaluation")
