@@ -681,7 +681,8 @@ def scale_bound_table(rows: Rows) -> dict:
     """The scale page's table of a14cc31 against f741e1b, as
     ``benchmarks/scale_lab.py compare`` builds it from its rows."""
     import scale_lab
-    files = ["d5_n1000_a14cc31.csv", "d10_n2000_a14cc31.csv", "d40_a14cc31.csv"]
+    files = ["d5_n1000_a14cc31.csv", "d10_n2000_a14cc31.csv", "d40_a14cc31.csv",
+             "d50_a14cc31.csv"]
     return markdown_rows(scale_lab.compare(
         [io.StringIO(rows.text(f"benchmarks/results/scale/{name}")) for name in files],
         "f741e1b", "a14cc31"), "| d | K | n | seeds |")
