@@ -677,6 +677,17 @@ def scale_versions_table(rows: Rows) -> dict:
         "f741e1b", "4aada38"), "| d | K | n | seeds |")
 
 
+def scale_bound_table(rows: Rows) -> dict:
+    """The scale page's table of a14cc31 against f741e1b, as
+    ``benchmarks/scale_lab.py compare`` builds it from its rows."""
+    import scale_lab
+    files = ["d5_n1000_a14cc31.csv", "d10_n2000_a14cc31.csv", "d40_a14cc31.csv",
+             "d50_a14cc31.csv"]
+    return markdown_rows(scale_lab.compare(
+        [io.StringIO(rows.text(f"benchmarks/results/scale/{name}")) for name in files],
+        "f741e1b", "a14cc31"), "| d | K | n | seeds |")
+
+
 def zoo_table(rows: Rows) -> dict:
     import zoo
     fits = [r for r in rows.jsonl("benchmarks/results/zoo/package_d5.jsonl")
@@ -1102,8 +1113,10 @@ TABLES: list[Table] = [
           lambda r: grid_table(r, False, "numbers"), key_columns=3),
     Table("docs/results/verdict.md", "| situation | what was measured |", verdict_table),
     Table("docs/results/scale.md", "| d | edge probability | seeds | median CPU s", scale_table),
-    Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s",
+    Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s | 4aada38",
           scale_versions_table),
+    Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s | a14cc31",
+          scale_bound_table),
     Table("docs/results/zoo.md", "| family | fits | mean SHD (SE)", zoo_table),
     Table("docs/results/refine.md", "| step (`RefineOptions` field) | module |",
           refine_rule_table),

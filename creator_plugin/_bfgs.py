@@ -21,6 +21,16 @@ constants). Below that size it is SciPy's ``minimize`` itself, handed the
 value and the gradient as two callables (:class:`SplitObjective`: the same
 iterates as ``jac=True``, one wrapper fewer per evaluation).
 
+Beyond a memory bound the dense inverse Hessian is not kept: when its
+``8 N^2`` bytes would exceed ``max_dense_bytes`` (the polish passes the size
+of its float64 data, so the matrix never takes more memory than the data;
+other callers :data:`DENSE_MAX_BYTES`, 256 MB), :func:`minimize_bfgs` runs
+SciPy's limited-memory ``minimize(method="L-BFGS-B")`` without bounds
+(:data:`LIMITED_MEMORY_CORRECTIONS` pairs, the same gradient tolerance and
+iteration limit), whose memory grows as ``N``. At ``K = d`` environments of
+``n`` rows the polish's matrix exceeds its data from ``d^2 > n`` on (d > 70
+at n = 5000); at d = 100 it would take 800 MB.
+
 Why it stays (``benchmarks/optimiser_policy.py``, rows
 ``benchmarks/results/scale/optimisers_b171a58.csv``, measured at commit
 b171a58, one run, one thread): at d = 40 (1,600 variables) the polish took
@@ -38,13 +48,26 @@ import numpy as np
 from scipy import optimize
 from scipy.linalg import blas
 
-__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "same_point", "SplitObjective",
-           "minimize_split"]
+__all__ = ["minimize_bfgs", "RANK_TWO_MIN_SIZE", "DENSE_MAX_BYTES",
+           "LIMITED_MEMORY_CORRECTIONS", "same_point", "SplitObjective", "minimize_split"]
 
 #: :func:`minimize_bfgs` runs its own loop, with the update in rank-two form
 #: in place, from this many variables on (a polish at d >= 16) and SciPy's
 #: ``minimize(method="BFGS")`` below, where the update costs little.
 RANK_TWO_MIN_SIZE = 256
+
+#: Largest dense inverse Hessian (bytes) :func:`minimize_bfgs` keeps when its
+#: caller states no bound: 256 MB, ``N`` up to 5,792 variables (d^2 numbers up
+#: to d = 76).
+DENSE_MAX_BYTES = 2**28
+
+#: Correction pairs of the limited-memory form (SciPy's ``maxcor``) beyond the
+#: bound: ``2 * 100 * N`` numbers (16 MB for a d = 100 polish). On a d = 40
+#: polish (the bound lowered to force it; the data of one fit, seed 500002)
+#: 100 pairs ended within 5e-4 of dense BFGS's directions and 10 or 20 pairs
+#: within 1e-2, each after the 300 iterations of the limit, where dense BFGS
+#: stopped at the gradient tolerance after 153.
+LIMITED_MEMORY_CORRECTIONS = 100
 
 
 def same_point(x: np.ndarray, y: np.ndarray) -> bool:
@@ -153,6 +176,7 @@ def _fill_upper(H: np.ndarray) -> None:
 
 def minimize_bfgs(
     fun, x0: np.ndarray, *, gtol: float, maxiter: int, hess_inv0: np.ndarray | None = None,
+    max_dense_bytes: float | None = None,
 ) -> optimize.OptimizeResult:
     """Minimise ``fun(x) -> (value, gradient)`` by BFGS from ``x0``.
 
@@ -163,9 +187,24 @@ def minimize_bfgs(
     (``x``, ``fun``, ``jac``, ``hess_inv``, ``nit``, ``nfev``, ``njev``,
     ``status``, ``success``, ``message``); the own loop's inverse Hessian is
     symmetric. Exceptions raised by ``fun`` propagate.
+
+    When the dense inverse Hessian would take more than ``max_dense_bytes``
+    (None: :data:`DENSE_MAX_BYTES`), SciPy's limited-memory
+    ``minimize(method="L-BFGS-B")`` runs instead (no bounds, ``maxcor`` of
+    :data:`LIMITED_MEMORY_CORRECTIONS`, stopping at the same gradient
+    tolerance or iteration limit; its relative-decrease test ``ftol`` is
+    switched off); ``hess_inv0`` is then not read and the result's
+    ``hess_inv`` is None.
     """
     x0 = np.asarray(x0, dtype=float).ravel()
     N = x0.size
+    bound = DENSE_MAX_BYTES if max_dense_bytes is None else max_dense_bytes
+    if 8.0 * N * N > bound:
+        res = minimize_split(fun, x0, method="L-BFGS-B", options={
+            "maxiter": maxiter, "gtol": gtol, "ftol": 0.0,
+            "maxcor": LIMITED_MEMORY_CORRECTIONS})
+        res.hess_inv = None  # an N x N matrix only on request: never made here
+        return res
     if N < RANK_TWO_MIN_SIZE:
         options = {"maxiter": maxiter, "gtol": gtol}
         if hess_inv0 is not None:

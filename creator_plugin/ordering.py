@@ -179,9 +179,13 @@ def fastica_logcosh(
     """
     W = _sym_decorrelation(w_init)
     n = float(XT.shape[1])
+    # The (m, n) products and their tanh are written into arrays kept for the
+    # whole iteration (the same numbers as fresh ones, without allocating and
+    # faulting in two such arrays per iteration).
     square = np.empty((W.shape[0], XT.shape[1]))
+    product = np.empty((W.shape[0], XT.shape[1]))
     for _ in range(max_iter):
-        gwtx = np.tanh(W @ XT)
+        gwtx = np.tanh(np.matmul(W, XT, out=product), out=product)
         g_wtx = np.subtract(1.0, np.square(gwtx, out=square), out=square).mean(axis=1)
         W1 = _sym_decorrelation(gwtx @ XT.T / n - g_wtx[:, None] * W)
         lim = max(abs(abs(np.einsum("ij,ij->i", W1, W)) - 1))

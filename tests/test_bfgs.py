@@ -168,3 +168,18 @@ def test_fill_upper_is_the_tril_sum_in_place(N):
     assert H.ctypes.data == before
     np.testing.assert_array_equal(H, ref)
     np.testing.assert_array_equal(np.signbit(H), np.signbit(ref))  # -0.0 too
+
+
+def test_beyond_the_memory_bound_runs_limited_memory_bfgs():
+    # The dense inverse Hessian would take 8 * 12^2 bytes: above a bound of
+    # 1000 bytes SciPy's L-BFGS-B runs (no matrix kept), reaching BFGS's minimum.
+    fun = _quartic(12)
+    x0 = np.linspace(-1.0, 1.0, 12)
+    dense = bfgs.minimize_bfgs(fun, x0, gtol=1e-8, maxiter=500, max_dense_bytes=8 * 144)
+    limited = bfgs.minimize_bfgs(fun, x0, gtol=1e-8, maxiter=500, max_dense_bytes=1000)
+    assert dense.hess_inv.shape == (12, 12) and limited.hess_inv is None
+    assert limited.success and "L-BFGS-B" not in dense.message
+    ref = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", options={
+        "gtol": 1e-8, "maxiter": 500, "ftol": 0.0, "maxcor": bfgs.LIMITED_MEMORY_CORRECTIONS})
+    np.testing.assert_array_equal(limited.x, ref.x)
+    np.testing.assert_allclose(limited.x, dense.x, atol=1e-6)

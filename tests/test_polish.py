@@ -180,3 +180,20 @@ def test_polish_validation(bad):
     sim = simulate(2, 2, 200, random_state=0)
     with pytest.raises(ValueError, match="polish"):
         CREATOR(2, ordering=OrderingOptions(polish=bad)).fit(sim.X)
+
+
+def test_contrast_in_kept_arrays_is_the_allocating_one_to_the_bit(monkeypatch):
+    import creator_plugin._passes as passes
+
+    monkeypatch.setattr(passes, "BLOCK_ELEMENTS", 64 * 20)  # 20 rows per block, a shorter last
+    rng = np.random.default_rng(3)
+    X = [rng.laplace(size=(n, 4)) for n in (70, 45)]
+    S = [x.T @ x for x in X]
+    work = {}
+    g1, g2 = np.eye(4).ravel(), (np.eye(4) + 0.1 * rng.normal(size=(4, 4))).ravel()
+    for g in (g1, g2, g1):
+        fresh = _ordered_contrast(g, X, 4, S)
+        kept = _ordered_contrast(g, X, 4, S, None, work)
+        assert fresh[0] == kept[0]
+        np.testing.assert_array_equal(fresh[1], kept[1])
+    assert work  # the arrays were kept

@@ -193,7 +193,8 @@ def refine_disentangling(
         inverse-Hessian estimate (d^2 x d^2), which converges in far fewer
         iterations on this criterion than the limited-memory form
         (:func:`creator_plugin._bfgs.minimize_bfgs`: SciPy's BFGS below 256
-        numbers, d < 16, the rank-two update in place from there on).
+        numbers, d < 16, the rank-two update in place from there on, and
+        SciPy's L-BFGS-B once the matrix would take more than 256 MB, d > 76).
     gtol : float, default=1e-9
         The descent stops when no gradient entry exceeds it.
 
