@@ -374,38 +374,11 @@ def joint_direction(
     S = [basis.T @ (R.T @ R) @ basis / R.shape[0] for R in R_list]
     if stacked is None:
         stacked = stack_rows(R_list)
+    release = None
     if stacked is not None:
         neg_objective = _stacked_logcosh_objective(stacked, basis, np.stack(S))
     else:
-        # The blocks of rows of every environment, and arrays for the
-        # elementwise terms, made once for the ascent (the same numbers as
-        # fresh ones at every evaluation, without their allocations).
-        blocks = [(s, R.shape[0], [R[rows] for rows in row_blocks(R.shape[0], d)])
-                  for R, s in zip(data, S)]
-        rows_max = max(Rb.shape[0] for *_, parts in blocks for Rb in parts)
-        t_all, *terms_all = (np.empty(rows_max) for _ in range(4))
-        log2 = np.log(2.0)
-
-        def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
-            value, grad = 0.0, np.zeros_like(v)
-            for s, n, parts in blocks:
-                sv = s @ v
-                var = v @ sv
-                w = basis @ v / np.sqrt(var)
-                # One pass over blocks of rows: the data are read once per evaluation.
-                log_cosh, gt, gR = 0.0, 0.0, np.zeros(d)
-                for Rb in parts:
-                    size = Rb.shape[0]
-                    t = np.matmul(Rb, w, out=t_all[:size])
-                    lc, g = _logcosh_terms(t, out=[b[:size] for b in terms_all])
-                    log_cosh += float(np.sum(lc))
-                    gt += float(g @ t)
-                    gR += g @ Rb
-                excess = log_cosh / n - log2 - GAUSS_LOGCOSH
-                d_mean = basis.T @ gR / (n * np.sqrt(var)) - gt / n * sv / var
-                value += excess**2
-                grad += 2.0 * excess * d_mean
-            return -value, -grad
+        neg_objective, release = _blocked_logcosh_objective(data, basis, S)
 
     v0 = basis.T @ w0
     v0 = v0 / np.linalg.norm(v0)
@@ -422,8 +395,8 @@ def joint_direction(
     with np.errstate(all="ignore"):
         res = minimize_bfgs(scaled, v0, gtol=JOINT_GTOL, maxiter=max_iter)
     data.clear()
-    if stacked is None:
-        blocks.clear()  # views of the data
+    if release is not None:
+        release()
     v = res.x
     if not np.all(np.isfinite(v)) or np.linalg.norm(v) == 0:
         return w0, 0.0
@@ -434,6 +407,54 @@ def joint_direction(
     if w @ w0 < 0:
         w = -w
     return w, corr2
+
+
+def _blocked_logcosh_objective(R_list: list[np.ndarray], basis: np.ndarray, S: list):
+    """:func:`joint_direction`'s objective read one block of rows at a time, and a
+    function that frees what it keeps.
+
+    The blocks of rows of every environment and arrays for the elementwise
+    terms are made once for the ascent (the same numbers as fresh ones at
+    every evaluation, without their allocations). An optimiser can leave
+    reference cycles that keep the objective alive after the ascent; the
+    release empties what it holds (views of the data, arrays of a block's
+    size) at once.
+    """
+    d = basis.shape[0]
+    blocks = [(s, R.shape[0], [R[rows] for rows in row_blocks(R.shape[0], d)])
+              for R, s in zip(R_list, S)]
+    rows_max = max(Rb.shape[0] for *_, parts in blocks for Rb in parts)
+    work = [np.empty(rows_max) for _ in range(4)]
+    log2 = np.log(2.0)
+
+    def neg_objective(v: np.ndarray) -> tuple[float, np.ndarray]:
+        t_all, *terms_all = work
+        value, grad = 0.0, np.zeros_like(v)
+        for s, n, parts in blocks:
+            sv = s @ v
+            var = v @ sv
+            w = basis @ v / np.sqrt(var)
+            # One pass over blocks of rows: the data are read once per evaluation.
+            log_cosh, gt, gR = 0.0, 0.0, np.zeros(d)
+            for Rb in parts:
+                size = Rb.shape[0]
+                t = np.matmul(Rb, w, out=t_all[:size])
+                lc, g = _logcosh_terms(t, out=[b[:size] for b in terms_all])
+                log_cosh += float(np.sum(lc))
+                gt += float(g @ t)
+                gR += g @ Rb
+            excess = log_cosh / n - log2 - GAUSS_LOGCOSH
+            d_mean = basis.T @ gR / (n * np.sqrt(var)) - gt / n * sv / var
+            value += excess**2
+            grad += 2.0 * excess * d_mean
+        return -value, -grad
+
+    def release() -> None:
+        blocks.clear()
+        work.clear()
+
+    return neg_objective, release
+
 
 #: Environments whose rows hold at most this many values in all are stacked
 #: into one array, so that a contrast is evaluated in a few numpy calls over
@@ -815,10 +836,11 @@ def polish_directions(
     # float64 data (d^2 <= the rows per environment at K = d); beyond that the
     # limited-memory form runs (creator_plugin._bfgs.minimize_bfgs).
     dense_bytes = 8.0 * sum(x.size for x in X_red)
-    g_start, hess_inv0 = g0, None
+    g_start, hess_inv0, contrasts = g0, None, [contrast]
     if max_rows is not None and max(x.shape[0] for x in X_red) > max_rows:
         sub = [x[:: -(-x.shape[0] // max_rows)] for x in X_red]
         part = contrast.subsample(sub, X_red)
+        contrasts.append(part)
         first = _ascend(part, sub, g0, scale, max_iter, None,
                         stacked=stack_rows(sub) if part.stacks else None,
                         max_dense_bytes=dense_bytes)
@@ -833,6 +855,8 @@ def polish_directions(
     res = _ascend(contrast, X_red, g_start, scale, max_iter, hess_inv0, stacked=stacked,
                   known=(g0, value0, grad0), max_dense_bytes=dense_bytes)
     del stacked
+    for used in contrasts:  # the ascent's kept arrays go with it
+        getattr(used, "work", {}).clear()
     if res is None:
         return start, info
     value = -float(res.fun) * scale

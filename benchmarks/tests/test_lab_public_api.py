@@ -36,6 +36,10 @@ _ATTRIBUTE_CALLS = {"getattr", "setattr", "hasattr", "delattr"}
 #: names listed for it.
 MEASURES_PRIVATE = {
     "benchmarks/optimiser_policy.py": {f"{PACKAGE}._lapack.eigh_syevr"},
+    # the polish's hand-written BFGS and its objective, timed and compared with
+    # SciPy's limited-memory form on one captured polish
+    "benchmarks/experiments/polish_bound_probe.py": {
+        f"{PACKAGE}._bfgs", f"{PACKAGE}.joint_ica._ordered_contrast"},
 }
 
 
