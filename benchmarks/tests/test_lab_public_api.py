@@ -40,6 +40,12 @@ MEASURES_PRIVATE = {
     # SciPy's limited-memory form on one captured polish
     "benchmarks/experiments/polish_bound_probe.py": {
         f"{PACKAGE}._bfgs", f"{PACKAGE}.joint_ica._ordered_contrast"},
+    # the fit's choice of route from its steps before the choice, without the rest of
+    # the fit (the zoo's d = 10 fits of measured data take minutes)
+    "benchmarks/sparse_changes_zoo.py": {
+        f"{PACKAGE}._fit", f"{PACKAGE}._fit._route", f"{PACKAGE}._config.FitConfig",
+        f"{PACKAGE}._random.as_generator",
+        f"{PACKAGE}._validation.check_environments"},
 }
 
 

@@ -2,6 +2,7 @@
 one resumable loop: a row per fit as it ends, a rerun fits only the keys not yet there."""
 
 import argparse
+import warnings
 
 import pandas as pd
 import sparse_changes_zoo
@@ -47,3 +48,29 @@ def test_false_route_rows_family_major_and_resumed(tmp_path, monkeypatch):
                      ("paper d3 K4 n300", 6)]
     df = pd.read_csv(out)
     assert list(df.columns) == sparse_route_false.COLUMNS and len(df) == 4
+
+
+def test_route_decision_is_the_route_the_fit_takes():
+    # hard single-node interventions take the sparse route; the zoo's data the paper's
+    from creator_plugin import CREATOR, simulate_single_node
+    sim = simulate_single_node(4, 5, 1000, n_features=6, noise="laplace", random_state=0)
+    zoo_X = sparse_changes_zoo.zoo.data_of("package", "paper", 4, 4, 300, 3)[0]
+    for X, want in ((sim.X, "sparse"), (zoo_X, "paper")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = CREATOR(4, random_state=3).fit(X)
+            got = sparse_changes_zoo.route_decision(CREATOR(4, random_state=3), X)
+        assert got == fit.diagnostics_["mechanism_changes"]["route"] == want
+
+
+def test_decided_rows_count_as_seeds_without_an_shd(tmp_path, monkeypatch):
+    monkeypatch.setattr(sparse_changes_zoo, "fit_row", _zoo_row)
+    monkeypatch.setattr(sparse_changes_zoo, "decided_row", lambda fam, d, seed, v: {
+        **_zoo_row(fam, d, seed, v), "status": "decided", "shd": "", "correct_order": "",
+        "route": "paper"})
+    out = tmp_path / "rows.csv"
+    args = dict(out=str(out), d=10, version="route", baseline=None, families=["measured"])
+    sparse_changes_zoo.run(argparse.Namespace(first_seed=0, seeds=1, **args))  # fitted: SHD 0
+    sparse_changes_zoo.run(argparse.Namespace(first_seed=0, seeds=3, **args), decide=True)
+    rows = sparse_changes_zoo.table(out).splitlines()
+    assert rows[2] == "| measured | 3 (1 fitted) | 0 | 0.00 | 0.00 | 1.00 | 1.00 |"
