@@ -61,7 +61,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
+
+try:  # the function behind stats.ncx2.cdf for nc > 0, without its argument handling
+    from scipy.stats._boost import _ncx2_cdf as _boost_ncx2_cdf
+except ImportError:  # pragma: no cover - other SciPy layouts
+    _boost_ncx2_cdf = None
 
 __all__ = [
     "CHANGE_LEVEL", "CLAMP_LEVEL", "COEFFICIENT_MARGIN", "EDGE_EFFECT_LEVEL", "EDGE_Z_LEVEL",
@@ -191,6 +196,25 @@ def _robust(F: np.ndarray, y: int, cols: list[int], b: np.ndarray, s2: float):
     return V, max(kurtosis - 1.0, 1e-12) / n
 
 
+def _ncx2_cdf(x: float, q: int, nc: float) -> float:
+    """``stats.ncx2.cdf(x, q, nc)`` for finite ``x > 0``, ``q >= 1``, ``nc >= 0``.
+
+    The same functions as SciPy's distribution object calls there (Boost's
+    noncentral CDF, ``special.chdtr`` at ``nc = 0``), so the same numbers,
+    without the object's per-call argument checks that dominate
+    :func:`_equivalence`'s root search at small d.
+    """
+    if _boost_ncx2_cdf is None:
+        return float(stats.ncx2.cdf(x, q, nc))
+    if nc == 0:
+        return float(special.chdtr(q, x))
+    return float(_boost_ncx2_cdf(x, float(q), nc))
+
+
+#: ``stats.norm.isf(EQUIVALENCE_LEVEL)``, the scale bound's z.
+_EQUIVALENCE_Z = float(stats.norm.isf(EQUIVALENCE_LEVEL))
+
+
 def _equivalence(wald: float, q: int, rows: float, dl: float, var_dl: float) -> float:
     """A cell's equivalence ratio (:class:`MechanismChanges`' ``bound``).
 
@@ -203,12 +227,12 @@ def _equivalence(wald: float, q: int, rows: float, dl: float, var_dl: float) -> 
     Each over its margin; neither depends on how the regressors mix the
     earlier latents.
     """
-    ratio = (abs(dl) + float(stats.norm.isf(EQUIVALENCE_LEVEL)) * np.sqrt(var_dl)) / SCALE_MARGIN
-    if q and stats.chi2.cdf(wald, q) > EQUIVALENCE_LEVEL:
+    ratio = (abs(dl) + _EQUIVALENCE_Z * np.sqrt(var_dl)) / SCALE_MARGIN
+    if q and stats.chi2.cdf(wald, q) > EQUIVALENCE_LEVEL:  # so wald > 0 below
         hi = wald + 10.0 * np.sqrt(wald) + 50.0
-        while stats.ncx2.cdf(wald, q, hi) > EQUIVALENCE_LEVEL:
+        while _ncx2_cdf(wald, q, hi) > EQUIVALENCE_LEVEL:
             hi *= 2.0
-        lam = optimize.brentq(lambda x: stats.ncx2.cdf(wald, q, x) - EQUIVALENCE_LEVEL,
+        lam = optimize.brentq(lambda x: _ncx2_cdf(wald, q, x) - EQUIVALENCE_LEVEL,
                               0.0, hi, xtol=1e-6)
         ratio = max(ratio, float(np.sqrt(lam / rows)) / COEFFICIENT_MARGIN)
     return float(ratio)
