@@ -688,6 +688,16 @@ def scale_bound_table(rows: Rows) -> dict:
         "f741e1b", "a14cc31"), "| d | K | n | seeds |")
 
 
+def scale_small_table(rows: Rows) -> dict:
+    """The scale page's table of 6971ca0 against f741e1b at d = 5 and d = 10, as
+    ``benchmarks/scale_lab.py compare`` builds it from its rows."""
+    import scale_lab
+    files = ["d5_n1000_6971ca0.csv", "d10_n2000_6971ca0.csv"]
+    return markdown_rows(scale_lab.compare(
+        [io.StringIO(rows.text(f"benchmarks/results/scale/{name}")) for name in files],
+        "f741e1b", "6971ca0"), "| d | K | n | seeds |")
+
+
 def zoo_table(rows: Rows) -> dict:
     import zoo
     fits = [r for r in rows.jsonl("benchmarks/results/zoo/package_d5.jsonl")
@@ -1117,6 +1127,8 @@ TABLES: list[Table] = [
           scale_versions_table),
     Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s | a14cc31",
           scale_bound_table),
+    Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s | 6971ca0",
+          scale_small_table),
     Table("docs/results/zoo.md", "| family | fits | mean SHD (SE)", zoo_table),
     Table("docs/results/refine.md", "| step (`RefineOptions` field) | module |",
           refine_rule_table),
