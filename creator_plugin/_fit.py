@@ -40,7 +40,15 @@ from .exceptions import FitQualityWarning, IdentifiabilityWarning, WeakEvidenceW
 from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering, standardised_coefficients
-from .quality import ISSUE_KINDS, Issue, Verdict, assess_fit, order_levels, with_undecided
+from .quality import (
+    ISSUE_KINDS,
+    Issue,
+    Verdict,
+    assess_fit,
+    ica_agreement,
+    order_levels,
+    with_undecided,
+)
 from .refine import graph_search, likelihood, measurement_noise, order_branches, revision
 from .refine.measurement_noise import MeasurementNoise
 from .sem import SEMParameters, feature_moments, pooled_sd, regression_matrices, sem_parameters
@@ -299,7 +307,8 @@ def fit_arrays(
     latents, mixing, feature_latent_cov = _encode_decode(  # step 4: encode
         X_list, mean, model.components, red)
     sem = sem_parameters(latents, model.graph.adjacency)
-    edges = _edge_confidence(evidence, latents, K)  # with the doubt of the unmixing
+    agreement = _shared_agreement(latents, evidence is not None and config.quality)
+    edges = _edge_confidence(evidence, latents, K, agreement)  # with the unmixing's doubt
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
     diagnostics.update({"edge_confidence": evidence} if evidence else {})
     diagnostics["mechanism_changes"] = _changes_record(changes, route, latents, model)
@@ -308,7 +317,8 @@ def fit_arrays(
     if config.quality:  # step 5: the verdict (the default's issues unless the check passed)
         verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
                                  model.order, config, threshold, rng, reference=reference,
-                                 route_check=diagnostics["mechanism_changes"].get("route_check"))
+                                 route_check=diagnostics["mechanism_changes"].get("route_check"),
+                                 agreement=agreement)
         if edges is not None:  # named in the summary, never an issue
             verdict = with_undecided(verdict, confidence.undecided_pairs(edges))
         diagnostics["quality"] = verdict.to_dict()
@@ -463,12 +473,22 @@ def _confidence(model: _Structure, config: FitConfig, threshold: float,
                                         stage.reduction.explained_variance)
 
 
-def _edge_confidence(evidence: dict | None, latents: list, K: int):
+def _shared_agreement(latents: list, both: bool) -> dict | None:
+    """The verdict's ICA agreement computed once for the doubt and the verdict when
+    ``both`` read it and no environment is subsampled (the same numbers as each
+    computing it); None otherwise."""
+    if not both or max(L.shape[0] for L in latents) > confidence.DOUBT_MAX_SAMPLES:
+        return None
+    return ica_agreement(latents, max_samples=None)
+
+
+def _edge_confidence(evidence: dict | None, latents: list, K: int,
+                     agreement: dict | None = None):
     """``edge_confidence_`` from the evidence with the doubt of the latents' unmixing
     (:func:`.confidence.latent_doubt`, added to the evidence); None without evidence."""
     if evidence is None:
         return None
-    evidence["doubt"] = confidence.latent_doubt(latents)
+    evidence["doubt"] = confidence.latent_doubt(latents, agreement)
     return confidence.edge_confidence(evidence, K)
 
 
@@ -655,7 +675,8 @@ def _sparse_structure(stage: OrderingStage, config: FitConfig, changes,
 
 
 def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng, *, reference: int = 0, route_check: dict | None = None):
+                   threshold, rng, *, reference: int = 0, route_check: dict | None = None,
+                   agreement: dict | None = None):
     """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``; on the
     sparse route, the few-forms issues kept unless ``route_check`` passed)."""
     sparse_route = False if route_check is None else "confirmed" if route_check[
@@ -678,7 +699,7 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
         pruning=decisions if config.pruning == "residual" else None,
         weak_evidence_level=config.ordering.weak_evidence_level, stability=stability,
         random_state=rng,
-        sparse_route=sparse_route,
+        sparse_route=sparse_route, agreement=agreement,
         **({"disagreement_level": order_levels(latents[0].shape[1], thorough=True)[0]}
            if config.quality_resamples else {}),
     )

@@ -241,7 +241,7 @@ DOUBT_LEVEL = 80.0
 DOUBT_MAX_SAMPLES = 2000
 
 
-def latent_doubt(latents) -> list[float]:
+def latent_doubt(latents, agreement: dict | None = None) -> list[float]:
     """Per latent, how far its recovered noise is from an independent source of its
     environments.
 
@@ -258,6 +258,10 @@ def latent_doubt(latents) -> list[float]:
     ----------
     latents : list of ndarray (n_k, d)
         The fit's latents per environment, in causal order.
+    agreement : dict, optional
+        Their :func:`~creator_plugin.quality.ica_agreement`, when already
+        computed on all rows of environments of at most :data:`DOUBT_MAX_SAMPLES`
+        rows each (then it has no random part).
 
     Returns
     -------
@@ -269,7 +273,8 @@ def latent_doubt(latents) -> list[float]:
     d = latents[0].shape[1]
     if d < 2:
         return [0.0] * d
-    agree = ica_agreement(latents, max_samples=DOUBT_MAX_SAMPLES, random_state=0)
+    agree = agreement if agreement is not None else ica_agreement(
+        latents, max_samples=DOUBT_MAX_SAMPLES, random_state=0)
     rows = np.array([min(L.shape[0], DOUBT_MAX_SAMPLES) for L in latents], dtype=float)
     scaled = rows[:, None] * np.asarray(agree["disagreement"], dtype=float) / (d - 1)
     return [float(u) for u in scaled.max(axis=0)]

@@ -912,6 +912,7 @@ def assess_fit(
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
     random_state=None, sparse_route: bool | str = False,
+    agreement: dict | None = None,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -979,6 +980,10 @@ def assess_fit(
         passed; mechanisms of few forms raise no issue on non-Gaussian data.
         ``"unconfirmed"``: they are raised as on the paper's route, with what the route
         assumes; ``"two forms"``: also when its change test reads at most two forms.
+    agreement : dict, optional
+        :func:`ica_agreement` of ``latents`` when it was already computed on the
+        same rows (every environment at most 2,000 rows: no subsample); computed
+        here otherwise.
 
     Returns
     -------
@@ -1006,7 +1011,7 @@ def assess_fit(
                                     weak_effects_level, rng, sparse_route, few_forms)
     issues += _mean_shift_issues(latents, checks, moments, mean_shift_level)
     issues += _order_issues(latents, checks, moments, ordering_steps, disagreement_level,
-                            condition_level, weak_evidence_level, rng)
+                            condition_level, weak_evidence_level, rng, agreement)
     if X is not None:
         issues += _n_latent_issues(X, d, checks, alpha, rng)
     if stability is not None:
@@ -1127,11 +1132,13 @@ def _heterogeneity_issues(latents, checks: dict, moments, pruning, alpha: float,
 
 
 def _order_issues(latents, checks: dict, moments, ordering_steps, disagreement_level: float,
-                  condition_level: float, weak_evidence_level: float, rng) -> list[Issue]:
+                  condition_level: float, weak_evidence_level: float, rng,
+                  agreement: dict | None = None) -> list[Issue]:
     """:func:`assess_fit`'s checks of the order: ICA agreement, conditioning, weak steps."""
     K = len(latents)
     issues = []
-    agree = checks["ica_agreement"] = ica_agreement(latents, random_state=rng)
+    agree = checks["ica_agreement"] = (
+        ica_agreement(latents, random_state=rng) if agreement is None else agreement)
     cond = checks["conditioning"] = latent_conditioning(latents, moments=moments)
     weak = []
     if ordering_steps is not None:
