@@ -698,6 +698,16 @@ def scale_small_table(rows: Rows) -> dict:
         "f741e1b", "6971ca0"), "| d | K | n | seeds |")
 
 
+def scale_current_table(rows: Rows) -> dict:
+    """The scale page's table of aa8ac19 against f741e1b at d = 5, 10 and 40, as
+    ``benchmarks/scale_lab.py compare`` builds it from its rows."""
+    import scale_lab
+    files = ["d5_n1000_aa8ac19.csv", "d10_n2000_aa8ac19.csv", "d40_aa8ac19.csv"]
+    return markdown_rows(scale_lab.compare(
+        [io.StringIO(rows.text(f"benchmarks/results/scale/{name}")) for name in files],
+        "f741e1b", "aa8ac19"), "| d | K | n | seeds |")
+
+
 def zoo_table(rows: Rows) -> dict:
     import zoo
     fits = [r for r in rows.jsonl("benchmarks/results/zoo/package_d5.jsonl")
@@ -1129,6 +1139,8 @@ TABLES: list[Table] = [
           scale_bound_table),
     Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s | 6971ca0",
           scale_small_table),
+    Table("docs/results/scale.md", "| d | K | n | seeds | f741e1b median CPU s | aa8ac19",
+          scale_current_table),
     Table("docs/results/zoo.md", "| family | fits | mean SHD (SE)", zoo_table),
     Table("docs/results/refine.md", "| step (`RefineOptions` field) | module |",
           refine_rule_table),
