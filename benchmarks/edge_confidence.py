@@ -52,8 +52,9 @@ import row_files  # noqa: E402
 from zoo import BAR_FAMILIES, FLAG_FAMILIES, data_of  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "edge_confidence"
-#: Seeds the map was fitted on; never evaluated.
-TUNING_SEEDS = range(410000, 410100)
+#: Seeds the map was fitted on (410000-410199 at d = 5, from 411000 at d = 10); never
+#: evaluated.
+TUNING_SEEDS = frozenset(range(410000, 410200)) | frozenset(range(411000, 411100))
 FIRST_EVALUATION_SEED = 400000
 LOW, HIGH = confidence.UNDECIDED
 KEY = ("simulator", "family", "d", "n", "seed", "refine")
@@ -303,13 +304,18 @@ def summary(args: argparse.Namespace) -> None:
 MONOTONE = {"upper": (0, 1, 2, 3, 5, 6, 7), "lower": ()}
 
 
-def logistic_fit(x: np.ndarray, y: np.ndarray, nonnegative=(), C: float = 1.0) -> np.ndarray:
+def logistic_fit(x: np.ndarray, y: np.ndarray, nonnegative=(), C: float = 1.0,
+                 scale: np.ndarray | None = None) -> np.ndarray:
     """Maximum-likelihood logistic coefficients (intercept first) with an L2 penalty
-    ``|beta|^2 / (2 C)`` on the slopes and the slopes ``nonnegative`` held >= 0."""
+    ``|beta|^2 / (2 C)`` on the slopes and the slopes ``nonnegative`` held >= 0; with
+    ``scale``, of the log-odds ``scale * (beta_0 + x beta)`` (a factor per row that the
+    fitted map's log-odds are multiplied by, as the doubt factor is)."""
     from scipy.optimize import minimize
     from scipy.special import expit
 
     X = np.column_stack([np.ones(len(x)), x])
+    if scale is not None:
+        X = X * np.asarray(scale, dtype=float)[:, None]
 
     def loss(beta):
         t = X @ beta
@@ -325,19 +331,52 @@ def logistic_fit(x: np.ndarray, y: np.ndarray, nonnegative=(), C: float = 1.0) -
                     bounds=bounds, options={"maxiter": 5000}).x
 
 
+def evidence_with_doubt(row: dict) -> dict:
+    """A row's evidence with the latents' doubt: the stored one, else (rows written before
+    the fit stored it) the fit statistics' per-latent scaled ICA disagreement, the same
+    statistic read at the smallest environment's row count."""
+    ev = row["evidence"]
+    if ev.get("doubt") is None and (row.get("fit_stats") or {}).get("ica_scaled_per_latent"):
+        ev = {**ev, "doubt": row["fit_stats"]["ica_scaled_per_latent"]}
+    return ev
+
+
+def doubt_factor_of(evidence: dict) -> np.ndarray:
+    """The (d, d) :func:`creator_plugin.confidence.doubt_factor` of a record (1 without a
+    doubt)."""
+    d = len(evidence["margins"])
+    if evidence.get("doubt") is None:
+        return np.ones((d, d))
+    adjacency = np.zeros((d, d), dtype=int)
+    for q in evidence["pairs"]:
+        adjacency[q["parent"], q["child"]] = int(q["edge"])
+    return confidence.doubt_factor(evidence["doubt"], adjacency)
+
+
 def fit_map(args: argparse.Namespace) -> None:
-    """Fit the map's logistic coefficients on tuning rows (seeds in :data:`TUNING_SEEDS`)."""
+    """Fit the map's logistic coefficients on tuning rows (seeds in :data:`TUNING_SEEDS`),
+    the doubt factor inside the likelihood (the map's log-odds times the factor are the
+    confidence's)."""
     rows = [r for r in row_files.read_jsonl(args.rows)
             if r.get("status") == "ok" and r["seed"] in TUNING_SEEDS and r.get("evidence")]
     feats = {"upper": [], "lower": []}
     for r in rows:
         T = np.asarray(r["truth"])
-        for side, (a, b, x) in confidence.pair_features(r["evidence"]):
-            feats[side].append((*x, T[a, b]))
+        ev = evidence_with_doubt(r)
+        F = doubt_factor_of(ev)
+        for side, (a, b, x) in confidence.pair_features(ev):
+            feats[side].append((F[a, b], *x, T[a, b]))
+    medians = [np.median(evidence_with_doubt(r)["doubt"]) for r in rows
+               if evidence_with_doubt(r).get("doubt") is not None]
+    if medians:
+        print(f"# median over the fits of the median latent doubt: {np.median(medians):.3f}")
     for side, data in feats.items():
         data = np.asarray(data, dtype=float)
-        coef = logistic_fit(data[:, :-1], data[:, -1], MONOTONE[side], args.C)
-        print(f"# {side}: {len(data)} pairs, {int(data[:, -1].sum())} true edges")
+        coef = logistic_fit(data[:, 1:-1], data[:, -1], MONOTONE[side], args.C,
+                            scale=data[:, 0])
+        dims = sorted({len(r["truth"]) for r in rows})
+        print(f"# {side}: {len(rows)} fits (d = {dims}), {len(data)} pairs, "
+              f"{int(data[:, -1].sum())} true edges")
         print(f'    "{side}": {tuple(round(float(c), 4) for c in coef)},')
 
 
