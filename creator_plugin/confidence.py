@@ -177,9 +177,9 @@ MARGIN_CAP = 10.0
 #: of latents enters only through what the fit measures (the degrees of
 #: freedom of the Wald statistic, the latents' doubt).
 MAP: dict = {
-    "upper": (-3.2159, 1.461, 1.2265, 0.0042, 0.0, 5.659, 0.0, 0.5847, 0.0221, -0.5302, 0.1569,
-              0.0756, -0.3211, -1.2736),
-    "lower": (-5.0101, -2.087, -0.9178, 0.4057, -0.8668, 1.7255),
+    "upper": (-3.0278, 1.5201, 1.1544, 0.0, 0.0, 5.8863, 0.0, 0.5418, 0.0158, -0.6673, 0.1499,
+              0.092, -0.3582, -1.2792),
+    "lower": (-5.1606, -2.0224, -0.8852, 0.4092, -0.8269, 1.6633),
 }
 
 
@@ -191,7 +191,7 @@ def _margin_feature(margin) -> float:
 
 #: The median :func:`latent_doubt` a record without the doubt is read with: the
 #: median over the fits the map was fitted on.
-DOUBT_ABSENT = 2.95
+DOUBT_ABSENT = 2.98
 
 
 def _fit_doubt(record: dict) -> float:

@@ -19,7 +19,7 @@ def _record(statistic, wald, *, edge, dof=4, threshold=0.2, margin=None, se=0.02
 def test_clear_edge_absent_edge_and_borderline_one():
     clear = confidence.edge_confidence(_record(1.5, 5000.0, edge=True), 5)
     absent = confidence.edge_confidence(_record(0.01, 3.0, edge=False), 5)
-    border = confidence.edge_confidence(_record(0.21, 4.0, edge=True, se=0.1), 5)
+    border = confidence.edge_confidence(_record(0.21, 2.0, edge=True, se=0.15), 5)
     assert clear[0, 1] > 0.9 and absent[0, 1] < 0.1
     assert 0.1 < border[0, 1] < 0.9
     for c in (clear, absent, border):
