@@ -307,18 +307,16 @@ def fit_arrays(
     latents, mixing, feature_latent_cov = _encode_decode(  # step 4: encode
         X_list, mean, model.components, red)
     sem = sem_parameters(latents, model.graph.adjacency)
-    agreement = _shared_agreement(latents, evidence is not None and config.quality)
-    edges = _edge_confidence(evidence, latents, K, agreement)  # with the unmixing's doubt
+    edges, agreement = _edge_confidence(evidence, latents, K, config.quality)  # with doubt
     diagnostics, found = _diagnostics(model, config, threshold, red, branches, K)
     diagnostics.update({"edge_confidence": evidence} if evidence else {})
     diagnostics["mechanism_changes"] = _changes_record(changes, route, latents, model)
     if noise is not None:
         diagnostics["measurement_noise"] = _noise_record(noise, model.components, red, sem)
     if config.quality:  # step 5: the verdict (the default's issues unless the check passed)
-        verdict = _verdict_stage(X_list, latents, model.graph.adjacency, model.graph.decisions,
-                                 model.order, config, threshold, rng, reference=reference,
-                                 route_check=diagnostics["mechanism_changes"].get("route_check"),
-                                 agreement=agreement)
+        verdict = _verdict_stage(X_list, latents, model.graph, model.order, config, threshold,
+                                 rng, reference=reference, agreement=agreement,
+                                 route_check=diagnostics["mechanism_changes"].get("route_check"))
         if edges is not None:  # named in the summary, never an issue
             verdict = with_undecided(verdict, confidence.undecided_pairs(edges))
         diagnostics["quality"] = verdict.to_dict()
@@ -473,23 +471,18 @@ def _confidence(model: _Structure, config: FitConfig, threshold: float,
                                         stage.reduction.explained_variance)
 
 
-def _shared_agreement(latents: list, both: bool) -> dict | None:
-    """The verdict's ICA agreement computed once for the doubt and the verdict when
-    ``both`` read it and no environment is subsampled (the same numbers as each
-    computing it); None otherwise."""
-    if not both or max(L.shape[0] for L in latents) > confidence.DOUBT_MAX_SAMPLES:
-        return None
-    return ica_agreement(latents, max_samples=None)
-
-
-def _edge_confidence(evidence: dict | None, latents: list, K: int,
-                     agreement: dict | None = None):
+def _edge_confidence(evidence: dict | None, latents: list, K: int, verdict: bool):
     """``edge_confidence_`` from the evidence with the doubt of the latents' unmixing
-    (:func:`.confidence.latent_doubt`, added to the evidence); None without evidence."""
+    (:func:`.confidence.latent_doubt`, added to the evidence), None without evidence;
+    and the verdict's ICA agreement when the doubt computed it for the ``verdict`` to
+    read too (no environment subsampled, so the same numbers as computing it twice)."""
     if evidence is None:
-        return None
+        return None, None
+    agreement = None
+    if verdict and max(L.shape[0] for L in latents) <= confidence.DOUBT_MAX_SAMPLES:
+        agreement = ica_agreement(latents, max_samples=None)
     evidence["doubt"] = confidence.latent_doubt(latents, agreement)
-    return confidence.edge_confidence(evidence, K)
+    return confidence.edge_confidence(evidence, K), agreement
 
 
 def _noise_record(noise, components: np.ndarray, red, sem) -> dict:
@@ -674,8 +667,8 @@ def _sparse_structure(stage: OrderingStage, config: FitConfig, changes,
     return _Structure(stage, graph, None, None, components, order, features, None)
 
 
-def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConfig,
-                   threshold, rng, *, reference: int = 0, route_check: dict | None = None,
+def _verdict_stage(X_list, latents, graph: PrunedGraph, order, config: FitConfig, threshold,
+                   rng, *, reference: int = 0, route_check: dict | None = None,
                    agreement: dict | None = None):
     """Step 5: the fit-quality verdict (with resamples when ``quality_resamples``; on the
     sparse route, the few-forms issues kept unless ``route_check`` passed)."""
@@ -691,12 +684,12 @@ def _verdict_stage(X_list, latents, adjacency, decisions, order, config: FitConf
             return r.adjacency, r.mean, r.components
 
         stability = resample_stability(
-            X_list, adjacency, latents, refit, config.quality_resamples,
+            X_list, graph.adjacency, latents, refit, config.quality_resamples,
             random_state=draw_seed(rng))
     return assess_fit(
         latents, X=X_list if config.check_n_latent else None,
         ordering_steps=order.steps if config.scorer == "ica_consistency" else None,
-        pruning=decisions if config.pruning == "residual" else None,
+        pruning=graph.decisions if config.pruning == "residual" else None,
         weak_evidence_level=config.ordering.weak_evidence_level, stability=stability,
         random_state=rng,
         sparse_route=sparse_route, agreement=agreement,

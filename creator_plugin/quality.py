@@ -911,8 +911,7 @@ def assess_fit(
     instability_level: float = 0.5,
     mean_shift_level: float = 0.25,
     n_simulations: int | None = None,
-    random_state=None, sparse_route: bool | str = False,
-    agreement: dict | None = None,
+    random_state=None, sparse_route: bool | str = False, agreement: dict | None = None,
 ) -> Verdict:
     """Combine the checks into a verdict on one fit.
 
@@ -963,13 +962,12 @@ def assess_fit(
     weak_effects_level : float, default=2.0
         Level of the effect-strength check, a multiple of the pruning level.
     stability : dict, optional
-        The result of :func:`creator_plugin.stability.resample_stability`
-        for this fit.
+        :func:`creator_plugin.stability.resample_stability` of this fit.
     instability_level : float, default=0.5
         Level of the resampling check (edges changed per latent, on average).
     mean_shift_level : float, default=0.25
-        Share of the latents' variance between the environments' means at
-        which the ``"mean_shifts_ignored"`` issue is raised.
+        Share of the latents' variance between the environments' means that
+        raises the ``"mean_shifts_ignored"`` issue.
     n_simulations : int or None, default=None
         Simulated Gaussian data sets of the Gaussianity check; None:
         :func:`reference_size` (19 from five environments on, 49 for two or three).
@@ -981,9 +979,7 @@ def assess_fit(
         ``"unconfirmed"``: they are raised as on the paper's route, with what the route
         assumes; ``"two forms"``: also when its change test reads at most two forms.
     agreement : dict, optional
-        :func:`ica_agreement` of ``latents`` when it was already computed on the
-        same rows (every environment at most 2,000 rows: no subsample); computed
-        here otherwise.
+        :func:`ica_agreement` of ``latents`` on all their rows, if already computed.
 
     Returns
     -------
@@ -1014,8 +1010,7 @@ def assess_fit(
                             condition_level, weak_evidence_level, rng, agreement)
     if X is not None:
         issues += _n_latent_issues(X, d, checks, alpha, rng)
-    if stability is not None:
-        issues += _stability_issues(stability, checks, instability_level)
+    issues += [] if stability is None else _stability_issues(stability, checks, instability_level)
     issues += _regime_issues(checks, moments, gauss["p_value"] > alpha, bool(issues), d,
                              sparse_route, few_forms)
     verdict = Verdict(_with_route_note(issues) if unconfirmed else issues, checks)

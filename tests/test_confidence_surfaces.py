@@ -40,8 +40,8 @@ from creator_plugin.plotting import confidence_opacity, plot_graph  # noqa: E402
 from creator_plugin.quality import Verdict, with_undecided  # noqa: E402
 
 #: simulate(4, 4, 300, random_state=seed) fitted with CREATOR(4, random_state=0): seed 13
-#: has two undecided pairs (L1 -> L4, L2 -> L4), seed 0 none.
-TWO_UNDECIDED, NONE_UNDECIDED = 13, 0
+#: has two undecided pairs (L1 -> L4, L2 -> L4), seed 1 none.
+TWO_UNDECIDED, NONE_UNDECIDED = 13, 1
 
 
 def _fit(seed: int, **kw) -> CREATOR:
