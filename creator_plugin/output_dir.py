@@ -36,6 +36,7 @@ import socket
 import stat
 import sys
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
@@ -384,6 +385,18 @@ def stale_directories(path) -> list[tuple[Path, dict | None]]:
     return sorted(found)
 
 
+#: Seconds for which a temporary directory without an owner record is taken for
+#: one whose run is starting (it writes the record right after creating it).
+STARTING_SECONDS = 10.0
+
+
+def _just_created(directory: Path) -> bool:
+    try:
+        return time.time() - os.lstat(directory).st_mtime < STARTING_SECONDS
+    except OSError:
+        return True  # gone already
+
+
 def _clean_stale(path: Path) -> list[str]:
     """Remove the temporary directories of dead runs beside ``path``; report the others."""
     notes = []
@@ -396,6 +409,8 @@ def _clean_stale(path: Path) -> list[str]:
                          f"run (process {owner['pid']}, no longer running).")
         elif owner is not None and owner.get("pid") == os.getpid():
             continue  # this process's own, still being written
+        elif owner is None and _just_created(directory):
+            continue  # a run starting: its owner record is being written
         elif owner is None:
             notes.append(f"{directory} looks like a temporary directory of creator but names "
                          "no process; it is left as it is (remove it if no run is going on).")
@@ -461,10 +476,13 @@ def _write_marker(directory: Path, parameters: dict) -> None:
 
 
 def _write_json(target: Path, record: dict) -> None:
-    with open(target, "w", encoding="utf-8") as fh:
+    """Write ``record`` whole or not at all: a reader never sees part of the file."""
+    part = target.with_name(target.name + ".part")
+    with open(part, "w", encoding="utf-8") as fh:
         json.dump(record, fh, indent=2, default=str)
         fh.flush()
         os.fsync(fh.fileno())
+    os.replace(part, target)
 
 
 def _sync_tree(root: Path) -> None:

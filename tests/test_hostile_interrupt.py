@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -154,6 +155,8 @@ def test_stale_directory_removed_only_when_its_process_is_dead(tmp_path):
                                      "start_time": output_dir._start_time(sleeper.pid)})
         elsewhere = _fake_temp(tmp_path, {"pid": 1, "host": host + "-other"})
         unnamed = _fake_temp(tmp_path, None)
+        past = time.time() - 2 * output_dir.STARTING_SECONDS  # a leftover, not a run starting
+        os.utime(unnamed, (past, past))
         reused = _fake_temp(tmp_path, {"pid": sleeper.pid, "host": host, "start_time": "1"})
         with pytest.warns(UserWarning) as caught:
             OutputDir(tmp_path / "out")
@@ -165,6 +168,21 @@ def test_stale_directory_removed_only_when_its_process_is_dead(tmp_path):
     text = " ".join(str(w.message) for w in caught)
     assert str(live) in text and "still runs" in text
     assert str(elsewhere) in text and str(unnamed) in text and "names no process" in text
+
+
+def test_a_just_created_directory_without_owner_is_a_run_starting(tmp_path):
+    """A run creates its temporary directory, then writes its owner record: a second run
+    that looks in between neither notes nor touches it; once old, it is noted."""
+    starting = _fake_temp(tmp_path, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OutputDir(tmp_path / "out")
+    assert starting.exists()
+    past = time.time() - 2 * output_dir.STARTING_SECONDS
+    os.utime(starting, (past, past))
+    with pytest.warns(UserWarning, match="names no process"):
+        OutputDir(tmp_path / "out")
+    assert starting.exists()
 
 
 def test_links_and_foreign_names_are_never_touched(tmp_path):
