@@ -360,14 +360,13 @@ def fit_map(args: argparse.Namespace) -> None:
     rows = [r for r in row_files.read_jsonl(args.rows)
             if r.get("status") == "ok" and r["seed"] in TUNING_SEEDS and r.get("evidence")]
     feats = {"upper": [], "lower": []}
-    for r in rows:
+    evidence = [evidence_with_doubt(r) for r in rows]
+    for r, ev in zip(rows, evidence):
         T = np.asarray(r["truth"])
-        ev = evidence_with_doubt(r)
         F = doubt_factor_of(ev)
         for side, (a, b, x) in confidence.pair_features(ev):
             feats[side].append((F[a, b], *x, T[a, b]))
-    medians = [np.median(evidence_with_doubt(r)["doubt"]) for r in rows
-               if evidence_with_doubt(r).get("doubt") is not None]
+    medians = [np.median(ev["doubt"]) for ev in evidence if ev.get("doubt") is not None]
     if medians:
         print(f"# median over the fits of the median latent doubt: {np.median(medians):.3f}")
     for side, data in feats.items():

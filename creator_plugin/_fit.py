@@ -41,6 +41,7 @@ from .ordering import OrderingResult, topological_ordering
 from .preprocessing import Reduction, reduce_environments
 from .pruning import PrunedGraph, default_threshold, prune_ordering, standardised_coefficients
 from .quality import (
+    AGREEMENT_MAX_SAMPLES,
     ISSUE_KINDS,
     Issue,
     Verdict,
@@ -479,7 +480,8 @@ def _edge_confidence(evidence: dict | None, latents: list, K: int, verdict: bool
     if evidence is None:
         return None, None
     agreement = None
-    if verdict and max(L.shape[0] for L in latents) <= confidence.DOUBT_MAX_SAMPLES:
+    if verdict and max(L.shape[0] for L in latents) <= min(confidence.DOUBT_MAX_SAMPLES,
+                                                           AGREEMENT_MAX_SAMPLES):
         agreement = ica_agreement(latents, max_samples=None)
     evidence["doubt"] = confidence.latent_doubt(latents, agreement)
     return confidence.edge_confidence(evidence, K), agreement

@@ -470,8 +470,13 @@ def ordered_noises(latents: list[np.ndarray]) -> list[np.ndarray]:
     return [_whiten(np.asarray(L, dtype=float)) for L in latents]
 
 
+#: Rows per environment :func:`ica_agreement` reads by default (a seeded subsample beyond).
+AGREEMENT_MAX_SAMPLES = 2000
+
+
 def ica_agreement(
-    latents: list[np.ndarray], *, max_samples: int | None = 2000, random_state=None,
+    latents: list[np.ndarray], *, max_samples: int | None = AGREEMENT_MAX_SAMPLES,
+    random_state=None,
     max_iter: int = 400, tol: float = 1e-5,
 ) -> dict:
     """Is every recovered noise an independent source of every environment?
